@@ -1,0 +1,6 @@
+// The whole C++ API of rangecomm's core.
+#pragma once
+
+#include "rangecomm/comm.hpp"
+#include "rangecomm/p2p.hpp"
+#include "rangecomm/request.hpp"

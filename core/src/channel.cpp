@@ -1,0 +1,115 @@
+#include "channel.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+
+#include "errors.hpp"
+#include "range.hpp"
+
+namespace rangecomm::detail {
+
+std::vector<Channel*>& open_channels() {
+  static std::vector<Channel*> channels;
+  return channels;
+}
+
+namespace {
+int lanes_from_environment() {
+  const char* v = std::getenv("RANGECOMM_LANES");
+  return v ? std::atoi(v) : 4;
+}
+}  // namespace
+
+int Channel::open(MPI_Comm user, std::shared_ptr<Channel>* out) {
+  int inter = 0;
+  int rc = MPI_Comm_test_inter(user, &inter);
+  if (rc != MPI_SUCCESS) return raise_mpi(MPI_COMM_WORLD, rc, "Create_Comm: invalid communicator");
+  if (inter) return raise(user, MPI_ERR_COMM, "Create_Comm: intercommunicators have no ranges");
+
+  void* attr = nullptr;
+  int flag = 0;
+  MPI_Comm_get_attr(user, MPI_TAG_UB, &attr, &flag);
+  long long tag_ub = flag ? *static_cast<int*>(attr) : 32767;
+  int lanes = lanes_from_environment();
+  TagLayout layout;
+  const char* why = nullptr;
+  if (!TagLayout::make(tag_ub, lanes, &layout, &why))
+    return raise(user, MPI_ERR_OTHER, "Create_Comm: MPI_TAG_UB = %lld, lanes = %d: %s", tag_ub,
+                 lanes, why);
+
+  std::shared_ptr<Channel> ch(new Channel);
+  ch->user_ = user;
+  ch->layout_ = layout;
+  MPI_Comm_rank(user, &ch->root_rank_);
+  MPI_Comm_size(user, &ch->root_size_);
+  for (int i = 0; i < lanes; ++i) {
+    Lane lane;
+    rc = MPI_Comm_dup(user, &lane.comm);
+    if (rc != MPI_SUCCESS) {
+      ch->close();
+      return raise_mpi(user, rc, "Create_Comm: duplicating the communicator for a lane");
+    }
+    MPI_Comm_set_errhandler(lane.comm, MPI_ERRORS_RETURN);
+    char name[MPI_MAX_OBJECT_NAME];
+    std::snprintf(name, sizeof name, "rangecomm lane %d", i);
+    MPI_Comm_set_name(lane.comm, name);
+    ch->lanes_.push_back(std::move(lane));
+  }
+  open_channels().push_back(ch.get());
+  *out = std::move(ch);
+  return MPI_SUCCESS;
+}
+
+Channel::~Channel() { close(); }
+
+void Channel::close() {
+  for (Lane& lane : lanes_) {
+    for (Parked& p : lane.parked) {
+      // Receive and drop: a message nobody will ever receive must not stay in MPI.
+      char sink;
+      int count = 0;
+      MPI_Get_count(&p.status, MPI_BYTE, &count);
+      std::vector<char> buf(static_cast<size_t>(std::max(count, 1)));
+      MPI_Mrecv(count > 0 ? buf.data() : &sink, count, MPI_BYTE, &p.message, MPI_STATUS_IGNORE);
+    }
+    MPI_Comm_free(&lane.comm);
+  }
+  lanes_.clear();
+  auto& all = open_channels();
+  all.erase(std::remove(all.begin(), all.end(), this), all.end());
+}
+
+bool Channel::register_range(RangeState* range, const RangeState** clash) {
+  auto& bucket = live_[range->ctx];
+  for (const RangeState* other : bucket) {
+    if (common_members_upto2(*range, *other) >= 2) {
+      *clash = other;
+      return false;
+    }
+  }
+  bucket.push_back(range);
+  return true;
+}
+
+void Channel::unregister_range(RangeState* range) {
+  auto it = live_.find(range->ctx);
+  if (it == live_.end()) return;
+  auto& bucket = it->second;
+  auto pos = std::find(bucket.begin(), bucket.end(), range);
+  if (pos != bucket.end()) {
+    *pos = bucket.back();
+    bucket.pop_back();
+  }
+  if (bucket.empty()) live_.erase(it);
+}
+
+RangeState* Channel::find_range(std::uint32_t ctx, int root_source) const {
+  auto it = live_.find(ctx);
+  if (it == live_.end()) return nullptr;
+  for (RangeState* r : it->second)
+    if (r->from_root(root_source) != MPI_UNDEFINED) return r;
+  return nullptr;
+}
+
+}  // namespace rangecomm::detail

@@ -1,0 +1,73 @@
+// A channel: this process's private duplicates ("lanes") of one root MPI communicator, the
+// registry of live ranges on it, and messages taken out of MPI's matching but not yet received.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "tag_layout.hpp"
+
+namespace rangecomm::detail {
+
+struct RangeState;
+
+// A message removed from MPI's queue by MPI_Improbe that no posted receive wanted yet.
+struct Parked {
+  std::uint32_t ctx;
+  TagLayout::Kind kind;
+  int payload;     // user tag or collective sequence number
+  int root_source; // sender's rank on the root communicator
+  MPI_Message message;
+  MPI_Status status;
+};
+
+struct Lane {
+  MPI_Comm comm = MPI_COMM_NULL;
+  int engine_recvs = 0;       // receives waiting in the matching engine for this lane
+  std::list<Parked> parked;   // in arrival order
+};
+
+class Channel {
+ public:
+  // Collective over `user`: makes the lanes. Returns MPI_SUCCESS or an error code.
+  static int open(MPI_Comm user, std::shared_ptr<Channel>* out);
+  ~Channel();
+
+  // Frees the lanes (when `user` is freed, or at MPI_Finalize). Ranges still alive on a
+  // closed channel fail their operations with MPI_ERR_COMM.
+  void close();
+  bool closed() const { return lanes_.empty(); }
+
+  MPI_Comm user() const { return user_; }
+  int root_rank() const { return root_rank_; }
+  int root_size() const { return root_size_; }
+  const TagLayout& layout() const { return layout_; }
+  Lane& lane(int i) { return lanes_[i]; }
+  int lane_count() const { return static_cast<int>(lanes_.size()); }
+
+  // Registry of live ranges with two or more members, by context. A range whose context
+  // equals that of a live range sharing another member with it cannot be told apart on the
+  // wire; register() refuses it and names the other range in *clash.
+  bool register_range(RangeState* range, const RangeState** clash);
+  void unregister_range(RangeState* range);
+  // The live range with context ctx that has root rank `root_source` as a member.
+  RangeState* find_range(std::uint32_t ctx, int root_source) const;
+
+ private:
+  Channel() = default;
+  MPI_Comm user_ = MPI_COMM_NULL;
+  int root_rank_ = 0, root_size_ = 0;
+  TagLayout layout_;
+  std::vector<Lane> lanes_;
+  std::unordered_map<std::uint32_t, std::vector<RangeState*>> live_;
+};
+
+// Every open channel of the process, for progress and for shutdown.
+std::vector<Channel*>& open_channels();
+
+}  // namespace rangecomm::detail

@@ -1,0 +1,18 @@
+// Error reporting: MPI error classes with a message, raised through an MPI error handler.
+#pragma once
+
+#include <mpi.h>
+
+namespace rangecomm::detail {
+
+// Returns an error code of `error_class` whose MPI_Error_string is the formatted message
+// (prefixed "rangecomm: "), after calling the error handler of `comm` with it (skipped for
+// MPI_COMM_NULL). With MPI_ERRORS_ARE_FATAL on comm this does not return.
+int raise(MPI_Comm comm, int error_class, const char* format, ...)
+    __attribute__((format(printf, 3, 4)));
+
+// Wraps the failure `code` of an MPI call made on the user's behalf: keeps its class, adds
+// what was being done, and raises it through comm's handler. MPI_SUCCESS passes through.
+int raise_mpi(MPI_Comm comm, int code, const char* what);
+
+}  // namespace rangecomm::detail

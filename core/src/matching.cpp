@@ -1,0 +1,265 @@
+#include "matching.hpp"
+
+#include <algorithm>
+#include <climits>
+
+#include "errors.hpp"
+#include "status.hpp"
+
+namespace rangecomm::detail {
+
+namespace {
+
+int g_engine_recvs = 0;               // receives waiting in the engine, all lanes
+std::vector<Operation*> g_orphans;    // freed, incomplete operations
+
+bool parked_matches(const Parked& p, const RangeState& range, TagLayout::Kind kind,
+                    int root_source, int payload) {
+  if (p.ctx != range.ctx || p.kind != kind) return false;
+  if (payload != MPI_ANY_TAG && p.payload != payload) return false;
+  if (root_source == MPI_ANY_SOURCE) return range.from_root(p.root_source) != MPI_UNDEFINED;
+  return p.root_source == root_source;
+}
+
+std::list<Parked>::iterator find_parked(RangeState& range, TagLayout::Kind kind,
+                                        int root_source, int payload) {
+  auto& parked = range.channel->lane(range.lane).parked;
+  return std::find_if(parked.begin(), parked.end(), [&](const Parked& p) {
+    return parked_matches(p, range, kind, root_source, payload);
+  });
+}
+
+void leave_engine(RangeState& range) {
+  --range.channel->lane(range.lane).engine_recvs;
+  --g_engine_recvs;
+}
+
+// A message just taken from MPI: give it to the first engine receive that wants it, or park it.
+void dispatch(Channel& ch, int lane, MPI_Message message, const MPI_Status& st) {
+  auto env = ch.layout().decode(lane, st.MPI_TAG);
+  RangeState* range = ch.find_range(env.ctx, st.MPI_SOURCE);
+  if (range && env.kind == TagLayout::p2p && range->match) {
+    int source = range->from_root(st.MPI_SOURCE);
+    auto& waiting = range->match->waiting;
+    for (auto it = waiting.begin(); it != waiting.end(); ++it) {
+      RecvOp* op = *it;
+      if (!op->matches(source, env.payload)) continue;
+      waiting.erase(it);
+      leave_engine(*range);
+      op->start(&message, source, env.payload);
+      op->unref();
+      return;
+    }
+  }
+  ch.lane(lane).parked.push_back({env.ctx, env.kind, env.payload, st.MPI_SOURCE, message, st});
+}
+
+}  // namespace
+
+int unpack_self(const SelfMessage& m, int source, void* buf, int count, MPI_Datatype type,
+                MPI_Status* status) {
+  MPI_Count type_size = 0;
+  MPI_Type_size_x(type, &type_size);
+  MPI_Count capacity = type_size * count;
+  int rc = MPI_SUCCESS;
+  MPI_Count bytes = m.bytes;
+  if (bytes > capacity) {
+    rc = raise(MPI_COMM_NULL, MPI_ERR_TRUNCATE,
+               "message of %lld bytes from self is longer than the receive buffer (%lld bytes)",
+               static_cast<long long>(bytes), static_cast<long long>(capacity));
+    bytes = capacity;
+  }
+  int elements = type_size > 0 ? static_cast<int>(bytes / type_size) : 0;
+  int position = 0;
+  if (elements > 0)
+    MPI_Unpack(m.packed.data(), static_cast<int>(m.packed.size()), &position, buf, elements, type,
+               MPI_COMM_SELF);
+  set_status(status, source, m.tag, bytes, rc);
+  return rc;
+}
+
+RecvOp::RecvOp(std::shared_ptr<RangeState> range, void* buf, int count, MPI_Datatype type,
+               int source, int tag)
+    : range_(std::move(range)), buf_(buf), count_(count), type_(type), source_(source),
+      tag_(tag) {}
+
+void RecvOp::start(MPI_Message* message, int source, int tag) {
+  matched_source_ = source;
+  matched_tag_ = tag;
+  rc_ = MPI_Imrecv(buf_, count_, type_, message, &request_);
+  state_ = rc_ == MPI_SUCCESS ? State::receiving : State::done;
+  if (state_ == State::done) set_status(&status_, source, tag, 0, rc_);
+}
+
+void RecvOp::deliver_self(SelfMessage& m) {
+  rc_ = unpack_self(m, range_->rank, buf_, count_, type_, &status_);
+  if (m.sync) {
+    m.sync->matched();
+    m.sync->unref();
+    m.sync = nullptr;
+  }
+  state_ = State::done;
+}
+
+bool RecvOp::test(MPI_Status* status, int* rc) {
+  if (state_ == State::waiting) return false;
+  if (state_ == State::receiving) {
+    int flag = 0;
+    int code = MPI_Test(&request_, &flag, &status_);
+    if (!flag && code == MPI_SUCCESS) return false;
+    rc_ = code;
+    status_.MPI_SOURCE = matched_source_;
+    status_.MPI_TAG = matched_tag_;
+    state_ = State::done;
+  }
+  *status = status_;
+  *rc = rc_;
+  return true;
+}
+
+void RecvOp::cancel() {
+  if (state_ != State::waiting) return;  // matched already: cancel has no effect
+  auto& waiting = range_->match->waiting;
+  auto it = std::find(waiting.begin(), waiting.end(), this);
+  if (it != waiting.end()) {
+    waiting.erase(it);
+    leave_engine(*range_);
+    unref();  // the queue's reference; the request still holds one
+  }
+  set_cancelled_status(&status_);
+  state_ = State::done;
+}
+
+bool SelfSendOp::test(MPI_Status* status, int* rc) {
+  if (!matched_ && !cancelled_) return false;
+  set_empty_status(status);
+  MPI_Status_set_cancelled(status, cancelled_ ? 1 : 0);
+  *rc = MPI_SUCCESS;
+  return true;
+}
+
+void SelfSendOp::cancel() {
+  if (matched_ || cancelled_) return;
+  auto& queue = range_->matching().self_queue;
+  for (auto it = queue.begin(); it != queue.end(); ++it) {
+    if (it->sync != this) continue;
+    queue.erase(it);
+    unref();  // the queue's reference
+    break;
+  }
+  cancelled_ = true;
+}
+
+bool take_parked(RangeState& range, TagLayout::Kind kind, int root_source, int payload,
+                 Parked* out) {
+  auto& parked = range.channel->lane(range.lane).parked;
+  if (parked.empty()) return false;
+  auto it = find_parked(range, kind, root_source, payload);
+  if (it == parked.end()) return false;
+  *out = *it;
+  parked.erase(it);
+  return true;
+}
+
+const Parked* peek_parked(RangeState& range, TagLayout::Kind kind, int root_source,
+                          int payload) {
+  auto& parked = range.channel->lane(range.lane).parked;
+  if (parked.empty()) return nullptr;
+  auto it = find_parked(range, kind, root_source, payload);
+  return it == parked.end() ? nullptr : &*it;
+}
+
+std::list<SelfMessage>::iterator find_self(MatchState& m, int tag) {
+  return std::find_if(m.self_queue.begin(), m.self_queue.end(), [&](const SelfMessage& s) {
+    return tag == MPI_ANY_TAG || s.tag == tag;
+  });
+}
+
+void enqueue_recv(RangeState& range, RecvOp* op) {
+  op->ref();
+  range.matching().waiting.push_back(op);
+  ++range.channel->lane(range.lane).engine_recvs;
+  ++g_engine_recvs;
+  poll_lane(*range.channel, range.lane);
+}
+
+int send_self(const std::shared_ptr<RangeState>& range, const void* buf, int count,
+              MPI_Datatype type, int tag, bool synchronous, Operation** sync_op) {
+  SelfMessage m;
+  MPI_Count type_size = 0;
+  MPI_Type_size_x(type, &type_size);
+  m.bytes = type_size * count;
+  m.tag = tag;
+  int packed_size = 0;
+  int rc = MPI_Pack_size(count, type, MPI_COMM_SELF, &packed_size);
+  if (rc != MPI_SUCCESS || m.bytes > INT_MAX)
+    return raise(range->errcomm(), MPI_ERR_COUNT,
+                 "a message to self must pack into fewer than 2^31 bytes (%lld bytes)",
+                 static_cast<long long>(m.bytes));
+  m.packed.resize(static_cast<size_t>(packed_size));
+  int position = 0;
+  if (count > 0) {
+    rc = MPI_Pack(buf, count, type, m.packed.data(), packed_size, &position, MPI_COMM_SELF);
+    if (rc != MPI_SUCCESS) return raise_mpi(range->errcomm(), rc, "packing a message to self");
+  }
+  m.packed.resize(static_cast<size_t>(position));
+
+  MatchState& match = range->matching();
+  for (auto it = match.waiting.begin(); it != match.waiting.end(); ++it) {
+    RecvOp* op = *it;
+    if (!op->matches(range->rank, tag)) continue;
+    match.waiting.erase(it);
+    leave_engine(*range);
+    op->deliver_self(m);  // a synchronous send is complete at once
+    op->unref();
+    return MPI_SUCCESS;
+  }
+  if (synchronous) {
+    auto* op = new SelfSendOp(range);
+    op->ref();  // the queue's reference
+    m.sync = op;
+    *sync_op = op;
+  }
+  match.self_queue.push_back(std::move(m));
+  return MPI_SUCCESS;
+}
+
+void poll_lane(Channel& ch, int lane) {
+  // Bounded, so that a flood of traffic cannot keep one call busy forever.
+  for (int i = 0; i < 256 && !ch.closed(); ++i) {
+    int flag = 0;
+    MPI_Message message;
+    MPI_Status st;
+    MPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, ch.lane(lane).comm, &flag, &message, &st);
+    if (!flag) return;
+    dispatch(ch, lane, message, st);
+  }
+}
+
+void poll_lanes() {
+  if (g_engine_recvs == 0) return;
+  for (Channel* ch : open_channels())
+    for (int i = 0; i < ch->lane_count(); ++i)
+      if (ch->lane(i).engine_recvs > 0) poll_lane(*ch, i);
+}
+
+bool engine_busy() { return g_engine_recvs != 0 || !g_orphans.empty(); }
+
+void adopt_orphan(Operation* op) { g_orphans.push_back(op); }
+
+void progress() {
+  poll_lanes();
+  for (size_t i = 0; i < g_orphans.size();) {
+    MPI_Status st;
+    int rc;
+    if (g_orphans[i]->test(&st, &rc)) {
+      g_orphans[i]->unref();
+      g_orphans[i] = g_orphans.back();
+      g_orphans.pop_back();
+    } else {
+      ++i;
+    }
+  }
+}
+
+}  // namespace rangecomm::detail

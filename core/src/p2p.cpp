@@ -1,0 +1,299 @@
+// Point-to-point on ranges. Specific (source, tag) receives and all sends go straight to MPI on
+// the range's lane with the context in the tag; everything MPI cannot match alone (wildcards,
+// self-messages, receives queued behind those) goes through the matching engine.
+#include "rangecomm/p2p.hpp"
+
+#include <sched.h>
+
+#include "errors.hpp"
+#include "request_access.hpp"
+#include "status.hpp"
+
+namespace rangecomm {
+
+using detail::CommAccess;
+using detail::RangeState;
+using detail::RequestAccess;
+using detail::TagLayout;
+
+int max_user_tag() { return TagLayout::max_payload; }
+
+namespace {
+
+enum class Peer { send, recv, probe };
+
+// Checks what every point-to-point call shares; *out is the range on success.
+int check(const Comm& comm, int count, MPI_Datatype type, int rank, int tag, Peer peer,
+          const char* fn, RangeState** out) {
+  RangeState* s = comm.state();
+  if (s == nullptr) return detail::raise(MPI_COMM_WORLD, MPI_ERR_COMM, "%s: null communicator", fn);
+  MPI_Comm errcomm = s->errcomm();
+  if (s->channel->closed())
+    return detail::raise(errcomm, MPI_ERR_COMM, "%s: the range's MPI communicator was freed", fn);
+  if (count < 0) return detail::raise(errcomm, MPI_ERR_COUNT, "%s: count %d is negative", fn, count);
+  if (peer != Peer::probe && type == MPI_DATATYPE_NULL)
+    return detail::raise(errcomm, MPI_ERR_TYPE, "%s: MPI_DATATYPE_NULL", fn);
+  bool wildcard_ok = peer != Peer::send;
+  if (rank != MPI_PROC_NULL && !(wildcard_ok && rank == MPI_ANY_SOURCE) &&
+      (rank < 0 || rank >= s->size))
+    return detail::raise(errcomm, MPI_ERR_RANK, "%s: rank %d is not in the range (size %d)", fn,
+                         rank, s->size);
+  if (!(wildcard_ok && tag == MPI_ANY_TAG) && (tag < 0 || tag > TagLayout::max_payload))
+    return detail::raise(errcomm, MPI_ERR_TAG, "%s: tag %d is outside 0..%d", fn, tag,
+                         TagLayout::max_payload);
+  *out = s;
+  return MPI_SUCCESS;
+}
+
+int wire_tag(const RangeState& s, int tag) { return TagLayout::tag(s.tag_base, TagLayout::p2p, tag); }
+
+enum class Mode { standard, synchronous };
+
+// Blocking when request is null.
+int send(const void* buf, int count, MPI_Datatype type, int dest, int tag, const Comm& comm,
+         Mode mode, Request* request, const char* fn) {
+  RangeState* s = nullptr;
+  int rc = check(comm, count, type, dest, tag, Peer::send, fn, &s);
+  if (rc != MPI_SUCCESS) return rc;
+  if (dest == MPI_PROC_NULL) {
+    if (request) RequestAccess::set_done(request, MPI_PROC_NULL, MPI_ANY_TAG);
+    return MPI_SUCCESS;
+  }
+  if (dest == s->rank) {
+    detail::Operation* sync = nullptr;
+    rc = detail::send_self(CommAccess::state(comm), buf, count, type, tag,
+                           mode == Mode::synchronous, &sync);
+    if (rc != MPI_SUCCESS) return rc;
+    Request local;
+    Request* r = request ? request : &local;
+    if (sync)
+      RequestAccess::set_op(r, sync);
+    else
+      RequestAccess::set_done(r, MPI_ANY_SOURCE, MPI_ANY_TAG);
+    return request ? MPI_SUCCESS : Wait(&local, MPI_STATUS_IGNORE);
+  }
+  int root_dest = s->to_root(dest);
+  int wtag = wire_tag(*s, tag);
+  MPI_Comm lane = s->lane_comm();
+  bool sync = mode == Mode::synchronous;
+  if (request == nullptr) {
+    rc = sync ? MPI_Ssend(buf, count, type, root_dest, wtag, lane)
+              : MPI_Send(buf, count, type, root_dest, wtag, lane);
+  } else {
+    MPI_Request native;
+    rc = sync ? MPI_Issend(buf, count, type, root_dest, wtag, lane, &native)
+              : MPI_Isend(buf, count, type, root_dest, wtag, lane, &native);
+    if (rc == MPI_SUCCESS) RequestAccess::set_native(request, native, false, MPI_ANY_SOURCE, MPI_ANY_TAG);
+  }
+  return detail::raise_mpi(s->errcomm(), rc, fn);
+}
+
+// Takes a message that is already out of MPI's queue (parked, or sent to self), if one matches.
+bool receive_taken(const std::shared_ptr<RangeState>& sp, void* buf, int count,
+                   MPI_Datatype type, int source, int tag, Request* request, int* rc) {
+  RangeState& s = *sp;
+  if (source != s.rank) {
+    int root_source = source == MPI_ANY_SOURCE ? MPI_ANY_SOURCE : s.to_root(source);
+    detail::Parked p;
+    if (detail::take_parked(s, TagLayout::p2p, root_source, tag, &p)) {
+      MPI_Request native;
+      *rc = detail::raise_mpi(s.errcomm(), MPI_Imrecv(buf, count, type, &p.message, &native), "Irecv");
+      if (*rc == MPI_SUCCESS)
+        RequestAccess::set_native(request, native, true, s.from_root(p.root_source), p.payload);
+      return true;
+    }
+  }
+  if ((source == s.rank || source == MPI_ANY_SOURCE) && s.match) {
+    auto it = detail::find_self(*s.match, tag);
+    if (it != s.match->self_queue.end()) {
+      auto* op = new detail::RecvOp(sp, buf, count, type, source, tag);
+      op->deliver_self(*it);
+      s.match->self_queue.erase(it);
+      RequestAccess::set_op(request, op);
+      *rc = MPI_SUCCESS;
+      return true;
+    }
+  }
+  return false;
+}
+
+int irecv(void* buf, int count, MPI_Datatype type, int source, int tag, const Comm& comm,
+          Request* request, const char* fn) {
+  RangeState* s = nullptr;
+  int rc = check(comm, count, type, source, tag, Peer::recv, fn, &s);
+  if (rc != MPI_SUCCESS) return rc;
+  if (source == MPI_PROC_NULL) {
+    RequestAccess::set_done(request, MPI_PROC_NULL, MPI_ANY_TAG);
+    return MPI_SUCCESS;
+  }
+  const auto& sp = CommAccess::state(comm);
+  if (receive_taken(sp, buf, count, type, source, tag, request, &rc)) return rc;
+  bool engine = source == MPI_ANY_SOURCE || tag == MPI_ANY_TAG || source == s->rank ||
+                (s->match && !s->match->waiting.empty());
+  if (engine) {
+    auto* op = new detail::RecvOp(sp, buf, count, type, source, tag);
+    detail::enqueue_recv(*s, op);
+    RequestAccess::set_op(request, op);
+    return MPI_SUCCESS;
+  }
+  MPI_Request native;
+  rc = MPI_Irecv(buf, count, type, s->to_root(source), wire_tag(*s, tag), s->lane_comm(), &native);
+  if (rc == MPI_SUCCESS) RequestAccess::set_native(request, native, true, source, tag);
+  return detail::raise_mpi(s->errcomm(), rc, fn);
+}
+
+// Iprobe, and Improbe when message is not null.
+int iprobe(int source, int tag, const Comm& comm, int* flag, Message* message,
+           MPI_Status* status, const char* fn) {
+  RangeState* s = nullptr;
+  int rc = check(comm, 0, MPI_BYTE, source, tag, Peer::probe, fn, &s);
+  if (rc != MPI_SUCCESS) return rc;
+  MPI_Status st;
+  *flag = 1;
+  if (source == MPI_PROC_NULL) {
+    detail::set_proc_null_status(&st);
+    if (message) RequestAccess::set_no_proc(message);
+    if (status != MPI_STATUS_IGNORE) *status = st;
+    return MPI_SUCCESS;
+  }
+  detail::progress();  // engine receives claim their messages before a probe can see them
+  if ((source == s->rank || source == MPI_ANY_SOURCE) && s->match) {
+    auto it = detail::find_self(*s->match, tag);
+    if (it != s->match->self_queue.end()) {
+      detail::set_status(&st, s->rank, it->tag, it->bytes, MPI_SUCCESS);
+      if (message) {
+        if (it->sync) {  // a matched probe matches the synchronous sender
+          it->sync->matched();
+          it->sync->unref();
+          it->sync = nullptr;
+        }
+        RequestAccess::set_self(message, new detail::SelfMessage(std::move(*it)), s->rank);
+        s->match->self_queue.erase(it);
+      }
+      if (status != MPI_STATUS_IGNORE) *status = st;
+      return MPI_SUCCESS;
+    }
+  }
+  *flag = 0;
+  if (source == s->rank) return MPI_SUCCESS;
+  int root_source = source == MPI_ANY_SOURCE ? MPI_ANY_SOURCE : s->to_root(source);
+  bool engine_owns = s->match && !s->match->waiting.empty();
+  bool direct = source != MPI_ANY_SOURCE && tag != MPI_ANY_TAG && !engine_owns;
+  if (!direct) detail::poll_lane(*s->channel, s->lane);
+  detail::Parked p;
+  const detail::Parked* seen = detail::peek_parked(*s, TagLayout::p2p, root_source, tag);
+  if (seen) {
+    *flag = 1;
+    st = seen->status;
+    st.MPI_SOURCE = s->from_root(seen->root_source);
+    st.MPI_TAG = seen->payload;
+    if (message) {
+      detail::take_parked(*s, TagLayout::p2p, seen->root_source, seen->payload, &p);
+      RequestAccess::set_native(message, p.message, st.MPI_SOURCE, st.MPI_TAG);
+    }
+  } else if (direct) {
+    MPI_Message native;
+    rc = message ? MPI_Improbe(root_source, wire_tag(*s, tag), s->lane_comm(), flag, &native, &st)
+                 : MPI_Iprobe(root_source, wire_tag(*s, tag), s->lane_comm(), flag, &st);
+    if (rc != MPI_SUCCESS) return detail::raise_mpi(s->errcomm(), rc, fn);
+    st.MPI_SOURCE = source;
+    st.MPI_TAG = tag;
+    if (*flag && message) RequestAccess::set_native(message, native, source, tag);
+  }
+  if (*flag && status != MPI_STATUS_IGNORE) *status = st;
+  return MPI_SUCCESS;
+}
+
+int probe(int source, int tag, const Comm& comm, Message* message, MPI_Status* status,
+          const char* fn) {
+  int flag = 0;
+  for (int polls = 0;; ++polls) {
+    int rc = iprobe(source, tag, comm, &flag, message, status, fn);
+    if (rc != MPI_SUCCESS || flag) return rc;
+    if (polls > 64) sched_yield();
+  }
+}
+
+}  // namespace
+
+int Send(const void* buf, int count, MPI_Datatype type, int dest, int tag, const Comm& comm) {
+  return send(buf, count, type, dest, tag, comm, Mode::standard, nullptr, "Send");
+}
+
+int Ssend(const void* buf, int count, MPI_Datatype type, int dest, int tag, const Comm& comm) {
+  return send(buf, count, type, dest, tag, comm, Mode::synchronous, nullptr, "Ssend");
+}
+
+int Isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, const Comm& comm,
+          Request* request) {
+  if (!request) return detail::raise(MPI_COMM_WORLD, MPI_ERR_REQUEST, "Isend: request is null");
+  return send(buf, count, type, dest, tag, comm, Mode::standard, request, "Isend");
+}
+
+int Issend(const void* buf, int count, MPI_Datatype type, int dest, int tag, const Comm& comm,
+           Request* request) {
+  if (!request) return detail::raise(MPI_COMM_WORLD, MPI_ERR_REQUEST, "Issend: request is null");
+  return send(buf, count, type, dest, tag, comm, Mode::synchronous, request, "Issend");
+}
+
+int Irecv(void* buf, int count, MPI_Datatype type, int source, int tag, const Comm& comm,
+          Request* request) {
+  if (!request) return detail::raise(MPI_COMM_WORLD, MPI_ERR_REQUEST, "Irecv: request is null");
+  return irecv(buf, count, type, source, tag, comm, request, "Irecv");
+}
+
+int Recv(void* buf, int count, MPI_Datatype type, int source, int tag, const Comm& comm,
+         MPI_Status* status) {
+  Request request;
+  int rc = irecv(buf, count, type, source, tag, comm, &request, "Recv");
+  return rc != MPI_SUCCESS ? rc : Wait(&request, status);
+}
+
+int Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+             void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+             const Comm& comm, MPI_Status* status) {
+  Request requests[2];
+  int rc = irecv(recvbuf, recvcount, recvtype, source, recvtag, comm, &requests[0], "Sendrecv");
+  if (rc != MPI_SUCCESS) return rc;
+  rc = send(sendbuf, sendcount, sendtype, dest, sendtag, comm, Mode::standard, &requests[1],
+            "Sendrecv");
+  if (rc != MPI_SUCCESS) return rc;
+  int send_rc = Wait(&requests[1], MPI_STATUS_IGNORE);
+  rc = Wait(&requests[0], status);
+  return rc != MPI_SUCCESS ? rc : send_rc;
+}
+
+int Probe(int source, int tag, const Comm& comm, MPI_Status* status) {
+  return probe(source, tag, comm, nullptr, status, "Probe");
+}
+
+int Iprobe(int source, int tag, const Comm& comm, int* flag, MPI_Status* status) {
+  if (!flag) return detail::raise(MPI_COMM_WORLD, MPI_ERR_ARG, "Iprobe: flag is null");
+  return iprobe(source, tag, comm, flag, nullptr, status, "Iprobe");
+}
+
+int Mprobe(int source, int tag, const Comm& comm, Message* message, MPI_Status* status) {
+  if (!message) return detail::raise(MPI_COMM_WORLD, MPI_ERR_ARG, "Mprobe: message is null");
+  return probe(source, tag, comm, message, status, "Mprobe");
+}
+
+int Improbe(int source, int tag, const Comm& comm, int* flag, Message* message,
+            MPI_Status* status) {
+  if (!flag || !message)
+    return detail::raise(MPI_COMM_WORLD, MPI_ERR_ARG, "Improbe: flag or message is null");
+  return iprobe(source, tag, comm, flag, message, status, "Improbe");
+}
+
+int Imrecv(void* buf, int count, MPI_Datatype type, Message* message, Request* request) {
+  if (!message || !request)
+    return detail::raise(MPI_COMM_WORLD, MPI_ERR_ARG, "Imrecv: message or request is null");
+  return RequestAccess::receive(message, buf, count, type, request);
+}
+
+int Mrecv(void* buf, int count, MPI_Datatype type, Message* message, MPI_Status* status) {
+  Request request;
+  int rc = Imrecv(buf, count, type, message, &request);
+  return rc != MPI_SUCCESS ? rc : Wait(&request, status);
+}
+
+}  // namespace rangecomm

@@ -1,0 +1,269 @@
+// Isolation: no message on one communicator ever matches a receive or probe on another.
+#include <algorithm>
+#include <memory>
+
+#include "p2p_util.hpp"
+
+using namespace p2ptest;
+using rangecomm::Comm;
+using rangecomm::Request;
+
+namespace {
+
+constexpr int kTag = 7;
+
+// One all-to-all round on a communicator, receives posted first (specific or ANY_SOURCE),
+// then sends; the caller waits. Every member sends one Payload to every member, itself too.
+struct Round {
+  Comm comm;
+  int id;
+  bool wildcard;
+  std::vector<Payload> in, out;
+  std::vector<Request> requests;
+
+  Round(Comm c, int comm_id, bool any_source) : comm(std::move(c)), id(comm_id), wildcard(any_source) {}
+
+  void post_receives() {
+    if (comm.is_null()) return;
+    int n = comm.size();
+    in.assign(n, Payload{-1, -1, -1, -1});
+    for (int i = 0; i < n; ++i) {
+      requests.emplace_back();
+      REQUIRE(rangecomm::Irecv(&in[i], 1, payload_type(), wildcard ? MPI_ANY_SOURCE : i, kTag,
+                               comm, &requests.back()) == MPI_SUCCESS);
+    }
+  }
+  void post_sends() {
+    if (comm.is_null()) return;
+    int n = comm.size();
+    out.resize(n);
+    for (int i = 0; i < n; ++i) {
+      out[i] = make_payload(id, comm.rank(), 0);
+      requests.emplace_back();
+      REQUIRE(rangecomm::Isend(&out[i], 1, payload_type(), i, kTag, comm, &requests.back()) ==
+              MPI_SUCCESS);
+    }
+  }
+  void check() const {
+    if (comm.is_null()) return;
+    std::vector<int> from(comm.size(), 0);
+    for (const Payload& p : in) {
+      CHECK(intact(p));
+      CHECK(p.comm_id == id);
+      if (p.sender >= 0 && p.sender < comm.size()) ++from[p.sender];
+    }
+    for (int f : from) CHECK(f == 1);
+  }
+};
+
+// Runs rounds on all communicators at once, interleaved with raw traffic of the same tag on
+// MPI_COMM_WORLD itself (the root's own user traffic must stay apart too).
+void run_concurrently(std::vector<std::unique_ptr<Round>>& rounds) {
+  int p = mpitest::world_size(), me = mpitest::world_rank();
+  int raw_in = -1, raw_out = 1000 + me;
+  MPI_Request raw[2];
+  MPI_Irecv(&raw_in, 1, MPI_INT, MPI_ANY_SOURCE, kTag, MPI_COMM_WORLD, &raw[0]);
+  for (auto& r : rounds) r->post_receives();
+  MPI_Isend(&raw_out, 1, MPI_INT, (me + 1) % p, kTag, MPI_COMM_WORLD, &raw[1]);
+  for (auto& r : rounds) r->post_sends();
+  for (auto& r : rounds)
+    REQUIRE(rangecomm::Waitall(static_cast<int>(r->requests.size()), r->requests.data(),
+                               MPI_STATUSES_IGNORE) == MPI_SUCCESS);
+  MPI_Waitall(2, raw, MPI_STATUSES_IGNORE);
+  CHECK(raw_in == 1000 + (me + p - 1) % p);
+  for (auto& r : rounds) r->check();
+}
+
+}  // namespace
+
+TEST_CASE("the same tag on a parent, its halves, a strided child and a size-1 range at once") {
+  Comm w = world();
+  int p = mpitest::world_size(), h = p / 2, me = w.rank();
+  for (bool wildcard : {false, true}) {
+    std::vector<std::unique_ptr<Round>> rounds;
+    Comm lo, hi, odd, self;
+    if (h > 0) REQUIRE(rangecomm::Split_Comm(w, 0, h - 1, &lo) == MPI_SUCCESS);
+    REQUIRE(rangecomm::Split_Comm(w, h, p - 1, &hi) == MPI_SUCCESS);
+    if (p > 1) REQUIRE(rangecomm::Split_Comm(w, 1, p - 1, 2, &odd) == MPI_SUCCESS);
+    REQUIRE(rangecomm::Split_Comm(w, me, me, &self) == MPI_SUCCESS);
+    rounds.push_back(std::make_unique<Round>(w, 1, wildcard));
+    rounds.push_back(std::make_unique<Round>(lo, 2, wildcard));
+    rounds.push_back(std::make_unique<Round>(hi, 3, wildcard));
+    rounds.push_back(std::make_unique<Round>(odd, 4, wildcard));
+    rounds.push_back(std::make_unique<Round>(self, 5, wildcard));
+    run_concurrently(rounds);
+  }
+}
+
+TEST_CASE("overlapping ranges sharing several processes stay apart") {
+  Comm w = world();
+  int p = mpitest::world_size();
+  if (p < 3) return;
+  for (bool wildcard : {false, true}) {
+    std::vector<std::unique_ptr<Round>> rounds;
+    Comm a, b, c;
+    REQUIRE(rangecomm::Split_Comm(w, 0, p - 2, &a) == MPI_SUCCESS);  // 0..p-2
+    REQUIRE(rangecomm::Split_Comm(w, 1, p - 1, &b) == MPI_SUCCESS);  // 1..p-1
+    REQUIRE(rangecomm::Split_Comm(w, 0, p - 1, 2, &c) == MPI_SUCCESS);  // evens
+    rounds.push_back(std::make_unique<Round>(a, 11, wildcard));
+    rounds.push_back(std::make_unique<Round>(b, 12, wildcard));
+    rounds.push_back(std::make_unique<Round>(c, 13, wildcard));
+    run_concurrently(rounds);
+  }
+}
+
+TEST_CASE("the two sides of a janus process") {
+  Comm w = world();
+  int p = mpitest::world_size();
+  if (p < 2) return;
+  int j = p / 2;  // member of both [0..j] and [j..p-1]
+  for (bool wildcard : {false, true}) {
+    std::vector<std::unique_ptr<Round>> rounds;
+    Comm left, right;
+    REQUIRE(rangecomm::Split_Comm(w, 0, j, &left) == MPI_SUCCESS);
+    REQUIRE(rangecomm::Split_Comm(w, j, p - 1, &right) == MPI_SUCCESS);
+    rounds.push_back(std::make_unique<Round>(left, 21, wildcard));
+    rounds.push_back(std::make_unique<Round>(right, 22, wildcard));
+    run_concurrently(rounds);
+  }
+}
+
+TEST_CASE("ranges nested ten deep use the same tag at every level") {
+  Comm w = world();
+  int p = mpitest::world_size();
+  for (bool wildcard : {false, true}) {
+    std::vector<std::unique_ptr<Round>> rounds;
+    Comm c = w;
+    rounds.push_back(std::make_unique<Round>(c, 100, wildcard));
+    for (int depth = 1; depth <= 10; ++depth) {
+      Comm next;
+      // Alternately drop the first or the last member while more than two remain; then keep
+      // the same members (a range equal to its parent is a different communicator).
+      int first = 0, last = c.is_null() ? 0 : c.size() - 1;
+      if (!c.is_null() && c.size() > 2) (depth % 2 ? first : last) += depth % 2 ? 1 : -1;
+      if (!c.is_null()) REQUIRE(rangecomm::Split_Comm(c, first, last, &next) == MPI_SUCCESS);
+      rounds.push_back(std::make_unique<Round>(next, 100 + depth, wildcard));
+      c = next;
+    }
+    (void)p;
+    run_concurrently(rounds);
+  }
+}
+
+TEST_CASE("a wildcard receive skips foreign traffic of the same tag that arrived first") {
+  Comm w = world();
+  int p = mpitest::world_size();
+  if (p < 3) return;
+  // left = 0..1, right = 1..p-1: rank 2 sends to rank 1 on `right` before rank 0 sends to it on
+  // `left`; rank 1's ANY_SOURCE receive on `left` must get rank 0's message (RBC's known bug).
+  Comm left, right;
+  REQUIRE(rangecomm::Split_Comm(w, 0, 1, &left) == MPI_SUCCESS);
+  REQUIRE(rangecomm::Split_Comm(w, 1, p - 1, &right) == MPI_SUCCESS);
+  int me = mpitest::world_rank();
+  Payload foreign = make_payload(32, 1, 0), wanted = make_payload(31, 0, 0), raw = make_payload(0, 2, 0);
+  if (me == 2) {
+    REQUIRE(rangecomm::Send(&foreign, 1, payload_type(), 0, kTag, right) == MPI_SUCCESS);  // to world 1
+    MPI_Send(&raw, 1, payload_type(), 1, kTag, MPI_COMM_WORLD);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);  // both foreign messages are on their way before anything else
+  if (me == 0) REQUIRE(rangecomm::Send(&wanted, 1, payload_type(), 1, kTag, left) == MPI_SUCCESS);
+  if (me == 1) {
+    // Let the foreign messages arrive first.
+    int flag = 0;
+    MPI_Status st;
+    while (!flag) MPI_Iprobe(2, kTag, MPI_COMM_WORLD, &flag, &st);
+    Payload got{};
+    int seen = 0;
+    while (!seen) REQUIRE(rangecomm::Iprobe(MPI_ANY_SOURCE, kTag, left, &seen, &st) == MPI_SUCCESS);
+    CHECK(st.MPI_SOURCE == 0);
+    REQUIRE(rangecomm::Recv(&got, 1, payload_type(), MPI_ANY_SOURCE, kTag, left, &st) == MPI_SUCCESS);
+    CHECK(got.comm_id == 31);
+    CHECK(st.MPI_SOURCE == 0);
+    CHECK(st.MPI_TAG == kTag);
+    REQUIRE(rangecomm::Recv(&got, 1, payload_type(), MPI_ANY_SOURCE, MPI_ANY_TAG, right, &st) == MPI_SUCCESS);
+    CHECK(got.comm_id == 32);
+    CHECK(st.MPI_SOURCE == 1);  // rank 2 of the world is rank 1 of `right`
+    MPI_Recv(&got, 1, payload_type(), 2, kTag, MPI_COMM_WORLD, &st);
+    CHECK(got.comm_id == 0);
+  }
+}
+
+TEST_CASE("ANY_TAG receives and probes report the sender's rank and tag of their own range") {
+  Comm w = world();
+  int p = mpitest::world_size();
+  if (p < 2) return;
+  Comm evens;
+  REQUIRE(rangecomm::Split_Comm(w, 0, p - 1, 2, &evens) == MPI_SUCCESS);
+  int me = w.rank();
+  // Rank 1 (not in evens) sends to rank 0 on the world range with tag 9: evens must not see it.
+  if (me == 1) {
+    Payload x = make_payload(40, 1, 0);
+    REQUIRE(rangecomm::Send(&x, 1, payload_type(), 0, 9, w) == MPI_SUCCESS);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (!evens.is_null() && evens.size() > 1) {
+    if (evens.rank() == 1) {
+      Payload x = make_payload(41, 1, 0);
+      REQUIRE(rangecomm::Send(&x, 1, payload_type(), 0, 321, evens) == MPI_SUCCESS);
+    }
+    if (evens.rank() == 0) {
+      MPI_Status st;
+      REQUIRE(rangecomm::Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, evens, &st) == MPI_SUCCESS);
+      CHECK(st.MPI_SOURCE == 1);
+      CHECK(st.MPI_TAG == 321);
+      CHECK(count_of(st, payload_type()) == 1);
+      Payload got{};
+      REQUIRE(rangecomm::Recv(&got, 1, payload_type(), 1, MPI_ANY_TAG, evens, &st) == MPI_SUCCESS);
+      CHECK(got.comm_id == 41);
+      CHECK(st.MPI_TAG == 321);
+      int flag = 1;
+      REQUIRE(rangecomm::Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, evens, &flag, &st) == MPI_SUCCESS);
+      CHECK(flag == 0);
+    }
+  }
+  if (me == 0) {
+    Payload got{};
+    MPI_Status st;
+    REQUIRE(rangecomm::Recv(&got, 1, payload_type(), MPI_ANY_SOURCE, MPI_ANY_TAG, w, &st) == MPI_SUCCESS);
+    CHECK(got.comm_id == 40);
+    CHECK(st.MPI_SOURCE == 1);
+    CHECK(st.MPI_TAG == 9);
+  }
+}
+
+TEST_CASE("messages for a range its receiver has not created yet wait for it") {
+  Comm w = world();
+  int p = mpitest::world_size();
+  if (p < 2) return;
+  int me = w.rank();
+  // Rank 0 creates the pair range and sends at once; rank p-1 first drains unrelated wildcard
+  // traffic on the world range (which takes everything on its lane out of MPI's queue), then
+  // creates it. The pair is made at depth 4 so that it shares the world range's lane.
+  auto make_pair = [&] {
+    Comm c = w;
+    for (int d = 0; d < 3; ++d) {
+      Comm next;
+      REQUIRE(rangecomm::Split_Comm(c, 0, c.size() - 1, &next) == MPI_SUCCESS);
+      c = next;
+    }
+    Comm pair;
+    REQUIRE(rangecomm::Split_Comm(c, 0, p - 1, p - 1, &pair) == MPI_SUCCESS);
+    return pair;
+  };
+  if (me == 0) {
+    Comm pair = make_pair();
+    Payload x = make_payload(50, 0, 0);
+    REQUIRE(rangecomm::Send(&x, 1, payload_type(), 1, kTag, pair) == MPI_SUCCESS);
+    Payload y = make_payload(51, 0, 0);
+    REQUIRE(rangecomm::Send(&y, 1, payload_type(), p - 1, kTag, w) == MPI_SUCCESS);
+  }
+  if (me == p - 1) {
+    Payload got{};
+    MPI_Status st;
+    REQUIRE(rangecomm::Recv(&got, 1, payload_type(), MPI_ANY_SOURCE, MPI_ANY_TAG, w, &st) == MPI_SUCCESS);
+    CHECK(got.comm_id == 51);
+    Comm pair = make_pair();
+    REQUIRE(rangecomm::Recv(&got, 1, payload_type(), 0, kTag, pair, &st) == MPI_SUCCESS);
+    CHECK(got.comm_id == 50);
+  }
+}

@@ -1,0 +1,199 @@
+// Creation of range communicators: shapes, rank translation, consistency across ranks, errors.
+#include <rangecomm/rangecomm.hpp>
+
+#include <vector>
+
+#include "mpi_test.hpp"
+
+using rangecomm::Comm;
+
+namespace {
+
+Comm world() {
+  Comm w;
+  REQUIRE(rangecomm::Create_Comm(MPI_COMM_WORLD, &w) == MPI_SUCCESS);
+  return w;
+}
+
+int error_class(int code) {
+  int cls = MPI_SUCCESS;
+  MPI_Error_class(code, &cls);
+  return cls;
+}
+
+// The world ranks a (first, last, stride) range of `parent_members` selects.
+std::vector<int> select(const std::vector<int>& parent_members, int first, int last, int stride) {
+  std::vector<int> out;
+  for (int r = first; r <= last; r += stride) out.push_back(parent_members[r]);
+  return out;
+}
+
+// Checks comm against the expected member list from this process's point of view.
+void check_view(const Comm& c, const std::vector<int>& members) {
+  int me = mpitest::world_rank();
+  int expected_rank = MPI_UNDEFINED;
+  for (size_t i = 0; i < members.size(); ++i)
+    if (members[i] == me) expected_rank = static_cast<int>(i);
+  if (expected_rank == MPI_UNDEFINED) {
+    CHECK(c.is_null());
+    return;
+  }
+  REQUIRE_FALSE(c.is_null());
+  CHECK(c.rank() == expected_rank);
+  CHECK(c.size() == static_cast<int>(members.size()));
+  for (size_t i = 0; i < members.size(); ++i) {
+    CHECK(c.rank_in_root(static_cast<int>(i)) == members[i]);
+    CHECK(c.rank_from_root(members[i]) == static_cast<int>(i));
+  }
+  CHECK(c.rank_in_root(-1) == MPI_UNDEFINED);
+  CHECK(c.rank_in_root(c.size()) == MPI_UNDEFINED);
+}
+
+}  // namespace
+
+TEST_CASE("the whole communicator is a range with the same ranks") {
+  Comm w = world();
+  std::vector<int> all(mpitest::world_size());
+  for (int i = 0; i < mpitest::world_size(); ++i) all[i] = i;
+  check_view(w, all);
+  CHECK(w.depth() == 0);
+  CHECK(w.root_mpi_comm() == MPI_COMM_WORLD);
+  Comm again;
+  REQUIRE(rangecomm::Create_Comm(MPI_COMM_WORLD, &again) == MPI_SUCCESS);
+  CHECK(again == w);  // attaching twice gives the same communicator
+}
+
+TEST_CASE("halves, strided ranges, size 1 and nested strided ranges") {
+  Comm w = world();
+  int p = mpitest::world_size();
+  std::vector<int> all(p);
+  for (int i = 0; i < p; ++i) all[i] = i;
+
+  SECTION("halves") {
+    int h = p / 2;
+    Comm lo, hi;
+    if (h > 0) REQUIRE(rangecomm::Split_Comm(w, 0, h - 1, &lo) == MPI_SUCCESS);
+    REQUIRE(rangecomm::Split_Comm(w, h, p - 1, &hi) == MPI_SUCCESS);
+    if (h > 0) check_view(lo, select(all, 0, h - 1, 1));
+    check_view(hi, select(all, h, p - 1, 1));
+  }
+  SECTION("every size-1 range") {
+    for (int r = 0; r < p; ++r) {
+      Comm one;
+      REQUIRE(rangecomm::Split_Comm(w, r, r, &one) == MPI_SUCCESS);
+      check_view(one, {r});
+    }
+  }
+  SECTION("strided range of a strided range is one triple on the root") {
+    Comm evens;
+    REQUIRE(rangecomm::Split_Comm(w, 0, p - 1, 2, &evens) == MPI_SUCCESS);
+    auto even_members = select(all, 0, p - 1, 2);
+    check_view(evens, even_members);
+    if (!evens.is_null() && evens.size() >= 2) {
+      Comm sub;
+      int last = evens.size() - 1;
+      REQUIRE(rangecomm::Split_Comm(evens, 0, last, 2, &sub) == MPI_SUCCESS);
+      auto sub_members = select(even_members, 0, last, 2);
+      check_view(sub, sub_members);
+      if (!sub.is_null()) {
+        CHECK(sub.root_first() == 0);
+        CHECK(sub.root_stride() == (sub.size() > 1 ? 4 : 1));
+        CHECK(sub.depth() == 2);
+        for (int r = 0; r < sub.size(); ++r)
+          CHECK(sub.rank_in_parent(r) == evens.rank_from_root(sub.rank_in_root(r)));
+      }
+    }
+  }
+  SECTION("a chain of ten nested ranges shrinking from the left") {
+    Comm c = w;
+    std::vector<int> members = all;
+    for (int depth = 1; depth <= 10 && !c.is_null(); ++depth) {
+      int first = c.size() > 1 ? 1 : 0;
+      Comm next;
+      REQUIRE(rangecomm::Split_Comm(c, first, c.size() - 1, &next) == MPI_SUCCESS);
+      members = select(members, first, static_cast<int>(members.size()) - 1, 1);
+      check_view(next, members);
+      if (!next.is_null()) CHECK(next.depth() == depth);
+      c = next;
+    }
+  }
+}
+
+TEST_CASE("every rank's view of a range agrees") {
+  Comm w = world();
+  int p = mpitest::world_size();
+  for (int stride = 1; stride <= 3; ++stride) {
+    for (int first = 0; first < p; ++first) {
+      Comm c;
+      REQUIRE(rangecomm::Split_Comm(w, first, p - 1, stride, &c) == MPI_SUCCESS);
+      // Gather (rank in range, size) from all ranks: members must report 0..size-1 once each.
+      int mine[2] = {c.is_null() ? -1 : c.rank(), c.is_null() ? 0 : c.size()};
+      std::vector<int> all(2 * p);
+      MPI_Allgather(mine, 2, MPI_INT, all.data(), 2, MPI_INT, MPI_COMM_WORLD);
+      int expected_size = (p - 1 - first) / stride + 1;
+      std::vector<int> seen(expected_size, 0);
+      for (int r = 0; r < p; ++r) {
+        bool member = r >= first && (r - first) % stride == 0;
+        CHECK(member == (all[2 * r] >= 0));
+        if (!member) continue;
+        CHECK(all[2 * r + 1] == expected_size);
+        CHECK(all[2 * r] == (r - first) / stride);
+        if (all[2 * r] >= 0 && all[2 * r] < expected_size) ++seen[all[2 * r]];
+      }
+      for (int s : seen) CHECK(s == 1);
+    }
+  }
+}
+
+TEST_CASE("bad creation arguments give the proper error class") {
+  Comm w = world();
+  int p = mpitest::world_size();
+  Comm out;
+  CHECK(error_class(rangecomm::Split_Comm(w, 0, p - 1, 0, &out)) == MPI_ERR_ARG);
+  CHECK(error_class(rangecomm::Split_Comm(w, 0, p - 1, -2, &out)) == MPI_ERR_ARG);
+  if (p > 1) CHECK(error_class(rangecomm::Split_Comm(w, 1, 0, &out)) == MPI_ERR_ARG);
+  CHECK(error_class(rangecomm::Split_Comm(w, 0, p, &out)) == MPI_ERR_RANK);
+  CHECK(error_class(rangecomm::Split_Comm(w, -1, 0, &out)) == MPI_ERR_RANK);
+  CHECK(error_class(rangecomm::Split_Comm(Comm(), 0, 0, &out)) == MPI_ERR_COMM);
+  CHECK(error_class(rangecomm::Create_Comm(MPI_COMM_NULL, &out)) == MPI_ERR_COMM);
+  Comm null;
+  CHECK(error_class(rangecomm::Comm_free(&null)) == MPI_ERR_COMM);
+
+  // The message says what was wrong.
+  int code = rangecomm::Split_Comm(w, 0, p, &out);
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(code, text, &len);
+  CHECK(std::string(text, len).find("outside the parent") != std::string::npos);
+}
+
+TEST_CASE("a context clash between live ranges is an error at creation") {
+  Comm w = world();
+  int p = mpitest::world_size();
+  if (p < 2) return;
+  // The same range twice at the same depth cannot be told apart on the wire.
+  Comm a, b;
+  REQUIRE(rangecomm::Split_Comm(w, 0, 1, &a) == MPI_SUCCESS);
+  int rc = rangecomm::Split_Comm(w, 0, 1, &b);
+  if (mpitest::world_rank() <= 1) {
+    CHECK(error_class(rc) == MPI_ERR_COMM);
+    CHECK(b.is_null());
+  } else {
+    CHECK(rc == MPI_SUCCESS);  // not a member: nothing to clash with
+  }
+  // Once the first is gone, the second is fine; a child of the same members is always fine.
+  Comm child;
+  if (!a.is_null()) REQUIRE(rangecomm::Split_Comm(a, 0, 1, &child) == MPI_SUCCESS);
+  a = Comm();
+  REQUIRE(rangecomm::Split_Comm(w, 0, 1, &b) == MPI_SUCCESS);
+}
+
+TEST_CASE("a hundred thousand live size-1 ranges, then freed") {
+  Comm w = world();
+  int me_in_world = w.rank();
+  std::vector<Comm> many(100000);
+  for (auto& c : many) REQUIRE(rangecomm::Split_Comm(w, me_in_world, me_in_world, &c) == MPI_SUCCESS);
+  for (auto& c : many) CHECK(c.size() == 1);
+  for (auto& c : many) REQUIRE(rangecomm::Comm_free(&c) == MPI_SUCCESS);
+  for (auto& c : many) CHECK(c.is_null());
+}

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs the system packages this project needs, if any are missing. Quiet when all are there.
+set -euo pipefail
+
+packages=(
+  g++ pkg-config meson ninja-build python3
+  mpich libmpich-dev openmpi-bin libopenmpi-dev
+  catch2
+  python3-matplotlib  # plots of benchmark results
+)
+
+missing=()
+for pkg in "${packages[@]}"; do
+  status=$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)
+  [[ $status == "install ok installed" ]] || missing+=("$pkg")
+done
+(( ${#missing[@]} == 0 )) && exit 0
+
+sudo=()
+(( $(id -u) == 0 )) || sudo=(sudo)
+echo "setup: installing ${missing[*]}"
+"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+echo "setup: done"
