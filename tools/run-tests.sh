@@ -16,12 +16,13 @@ finish() {
 
 # Configures $1 for MPI $2 (or reconfigures it, so option and meson.build changes apply).
 configure() {
-  local dir=$1 mpi=$2 log
+  local dir=$1 options=(-Dmpi="$2") log
+  [[ ${CI:-} == true ]] && options+=(-Db_colorout=never)
   if [[ -f $dir/meson-private/coredata.dat ]]; then
-    log=$(meson setup --reconfigure "$dir" -Dmpi="$mpi" 2>&1) ||
-      log=$(meson setup --wipe "$dir" -Dmpi="$mpi" 2>&1)
+    log=$(meson setup --reconfigure "$dir" "${options[@]}" 2>&1) ||
+      log=$(meson setup --wipe "$dir" "${options[@]}" 2>&1)
   else
-    log=$(meson setup "$dir" -Dmpi="$mpi" 2>&1)
+    log=$(meson setup "$dir" "${options[@]}" 2>&1)
   fi || { echo "$log" | tail -n 40; return 1; }
 }
 

@@ -4,6 +4,8 @@
 #include <cstdarg>
 #include <cstdio>
 
+#include "rangecomm/comm.hpp"
+
 namespace rangecomm::detail {
 
 namespace {
@@ -18,9 +20,21 @@ int code_for_class(int error_class) {
   return code > 0 ? code : error_class;
 }
 
+// The latest message of each of our codes. MPI_Add_error_string stores it in MPI too, but
+// MPICH 4.0's MPI_Error_string does not return it for codes of predefined classes.
+struct LastMessage {
+  int code = 0;
+  char text[MPI_MAX_ERROR_STRING] = {};
+};
+std::array<LastMessage, 128> g_messages;
+
 int raise_message(MPI_Comm comm, int error_class, const char* message) {
   int code = code_for_class(error_class);
   if (code != error_class) MPI_Add_error_string(code, message);
+  if (error_class > 0 && error_class < static_cast<int>(g_messages.size())) {
+    g_messages[error_class].code = code;
+    std::snprintf(g_messages[error_class].text, MPI_MAX_ERROR_STRING, "%s", message);
+  }
   if (comm != MPI_COMM_NULL) MPI_Comm_call_errhandler(comm, code);
   return code;
 }
@@ -37,15 +51,38 @@ int raise(MPI_Comm comm, int error_class, const char* format, ...) {
   return raise_message(comm, error_class, message);
 }
 
+const char* message_of(int code) {
+  int error_class = MPI_ERR_OTHER;
+  if (MPI_Error_class(code, &error_class) != MPI_SUCCESS) return nullptr;
+  if (error_class <= 0 || error_class >= static_cast<int>(g_messages.size())) return nullptr;
+  const LastMessage& m = g_messages[error_class];
+  return m.code == code ? m.text : nullptr;
+}
+
 int raise_mpi(MPI_Comm comm, int code, const char* what) {
   if (code == MPI_SUCCESS) return code;
   int error_class = MPI_ERR_OTHER;
   MPI_Error_class(code, &error_class);
   char text[MPI_MAX_ERROR_STRING];
   int len = 0;
-  if (MPI_Error_string(code, text, &len) != MPI_SUCCESS) len = 0;
-  text[len] = '\0';
+  rangecomm::Error_string(code, text, &len);
   return raise(comm, error_class, "%s: %s", what, text);
 }
 
 }  // namespace rangecomm::detail
+
+namespace rangecomm {
+
+int Error_string(int code, char* text, int* length) {
+  if (const char* m = detail::message_of(code)) {
+    *length = std::snprintf(text, MPI_MAX_ERROR_STRING, "%s", m);
+    if (*length >= MPI_MAX_ERROR_STRING) *length = MPI_MAX_ERROR_STRING - 1;
+    return MPI_SUCCESS;
+  }
+  int rc = MPI_Error_string(code, text, length);
+  if (rc != MPI_SUCCESS) *length = 0;
+  text[*length] = '\0';
+  return rc;
+}
+
+}  // namespace rangecomm

@@ -15,4 +15,7 @@ int raise(MPI_Comm comm, int error_class, const char* format, ...)
 // what was being done, and raises it through comm's handler. MPI_SUCCESS passes through.
 int raise_mpi(MPI_Comm comm, int code, const char* what);
 
+// The message of one of our codes, or null for codes that are not ours (or were reused).
+const char* message_of(int code);
+
 }  // namespace rangecomm::detail

@@ -163,7 +163,7 @@ TEST_CASE("bad creation arguments give the proper error class") {
   int code = rangecomm::Split_Comm(w, 0, p, &out);
   char text[MPI_MAX_ERROR_STRING];
   int len = 0;
-  MPI_Error_string(code, text, &len);
+  REQUIRE(rangecomm::Error_string(code, text, &len) == MPI_SUCCESS);
   CHECK(std::string(text, len).find("outside the parent") != std::string::npos);
 }
 

@@ -74,6 +74,11 @@ inline int Split_Comm(const Comm& parent, int first, int last, Comm* out) {
   return Split_Comm(parent, first, last, 1, out);
 }
 
+// Like MPI_Error_string, but also knows the detailed message of the library's own codes (the
+// latest one of each error class): MPICH 4.0 does not return strings added to codes of
+// predefined classes. text must hold MPI_MAX_ERROR_STRING characters.
+int Error_string(int code, char* text, int* length);
+
 int Comm_rank(const Comm& comm, int* rank);
 int Comm_size(const Comm& comm, int* size);
 
