@@ -16,9 +16,12 @@ for pkg in "${packages[@]}"; do
 done
 (( ${#missing[@]} == 0 )) && exit 0
 
-sudo=()
-(( $(id -u) == 0 )) || sudo=(sudo)
 echo "setup: installing ${missing[*]}"
+sudo=()
+if (( $(id -u) != 0 )); then
+  command -v sudo >/dev/null || { echo "setup: need root or sudo to install them" >&2; exit 1; }
+  sudo=(sudo)
+fi
 "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
 "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 echo "setup: done"
