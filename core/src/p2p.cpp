@@ -67,7 +67,7 @@ int send(const void* buf, int count, MPI_Datatype type, int dest, int tag, const
     Request local;
     Request* r = request ? request : &local;
     if (sync)
-      RequestAccess::set_op(r, sync);
+      RequestAccess::set_op(r, sync, s->errcomm());
     else
       RequestAccess::set_done(r, MPI_ANY_SOURCE, MPI_ANY_TAG);
     return request ? MPI_SUCCESS : Wait(&local, MPI_STATUS_IGNORE);
@@ -83,7 +83,8 @@ int send(const void* buf, int count, MPI_Datatype type, int dest, int tag, const
     MPI_Request native;
     rc = sync ? MPI_Issend(buf, count, type, root_dest, wtag, lane, &native)
               : MPI_Isend(buf, count, type, root_dest, wtag, lane, &native);
-    if (rc == MPI_SUCCESS) RequestAccess::set_native(request, native, false, MPI_ANY_SOURCE, MPI_ANY_TAG);
+    if (rc == MPI_SUCCESS)
+      RequestAccess::set_native(request, native, false, MPI_ANY_SOURCE, MPI_ANY_TAG, s->errcomm());
   }
   return detail::raise_mpi(s->errcomm(), rc, fn);
 }
@@ -99,7 +100,8 @@ bool receive_taken(const std::shared_ptr<RangeState>& sp, void* buf, int count,
       MPI_Request native;
       *rc = detail::raise_mpi(s.errcomm(), MPI_Imrecv(buf, count, type, &p.message, &native), "Irecv");
       if (*rc == MPI_SUCCESS)
-        RequestAccess::set_native(request, native, true, s.from_root(p.root_source), p.payload);
+        RequestAccess::set_native(request, native, true, s.from_root(p.root_source), p.payload,
+                                  s.errcomm());
       return true;
     }
   }
@@ -109,7 +111,7 @@ bool receive_taken(const std::shared_ptr<RangeState>& sp, void* buf, int count,
       auto* op = new detail::RecvOp(sp, buf, count, type, source, tag);
       op->deliver_self(*it);
       s.match->self_queue.erase(it);
-      RequestAccess::set_op(request, op);
+      RequestAccess::set_op(request, op, s.errcomm());
       *rc = MPI_SUCCESS;
       return true;
     }
@@ -117,8 +119,11 @@ bool receive_taken(const std::shared_ptr<RangeState>& sp, void* buf, int count,
   return false;
 }
 
+// Posts a receive. For a blocking call (blocking = true) on the direct path with nothing in the
+// engine, receives at once with MPI_Recv into *status and leaves *request null.
 int irecv(void* buf, int count, MPI_Datatype type, int source, int tag, const Comm& comm,
-          Request* request, const char* fn) {
+          Request* request, const char* fn, bool blocking = false,
+          MPI_Status* status = MPI_STATUS_IGNORE) {
   RangeState* s = nullptr;
   int rc = check(comm, count, type, source, tag, Peer::recv, fn, &s);
   if (rc != MPI_SUCCESS) return rc;
@@ -133,12 +138,20 @@ int irecv(void* buf, int count, MPI_Datatype type, int source, int tag, const Co
   if (engine) {
     auto* op = new detail::RecvOp(sp, buf, count, type, source, tag);
     detail::enqueue_recv(*s, op);
-    RequestAccess::set_op(request, op);
+    RequestAccess::set_op(request, op, s->errcomm());
     return MPI_SUCCESS;
+  }
+  if (blocking && !detail::engine_busy()) {
+    MPI_Status st;
+    rc = MPI_Recv(buf, count, type, s->to_root(source), wire_tag(*s, tag), s->lane_comm(), &st);
+    st.MPI_SOURCE = source;
+    st.MPI_TAG = tag;
+    if (status != MPI_STATUS_IGNORE) *status = st;
+    return detail::raise_mpi(s->errcomm(), rc, fn);
   }
   MPI_Request native;
   rc = MPI_Irecv(buf, count, type, s->to_root(source), wire_tag(*s, tag), s->lane_comm(), &native);
-  if (rc == MPI_SUCCESS) RequestAccess::set_native(request, native, true, source, tag);
+  if (rc == MPI_SUCCESS) RequestAccess::set_native(request, native, true, source, tag, s->errcomm());
   return detail::raise_mpi(s->errcomm(), rc, fn);
 }
 
@@ -167,7 +180,8 @@ int iprobe(int source, int tag, const Comm& comm, int* flag, Message* message,
           it->sync->unref();
           it->sync = nullptr;
         }
-        RequestAccess::set_self(message, new detail::SelfMessage(std::move(*it)), s->rank);
+        RequestAccess::set_self(message, new detail::SelfMessage(std::move(*it)), s->rank,
+                                s->errcomm());
         s->match->self_queue.erase(it);
       }
       if (status != MPI_STATUS_IGNORE) *status = st;
@@ -189,7 +203,7 @@ int iprobe(int source, int tag, const Comm& comm, int* flag, Message* message,
     st.MPI_TAG = seen->payload;
     if (message) {
       detail::take_parked(*s, TagLayout::p2p, seen->root_source, seen->payload, &p);
-      RequestAccess::set_native(message, p.message, st.MPI_SOURCE, st.MPI_TAG);
+      RequestAccess::set_native(message, p.message, st.MPI_SOURCE, st.MPI_TAG, s->errcomm());
     }
   } else if (direct) {
     MPI_Message native;
@@ -198,7 +212,7 @@ int iprobe(int source, int tag, const Comm& comm, int* flag, Message* message,
     if (rc != MPI_SUCCESS) return detail::raise_mpi(s->errcomm(), rc, fn);
     st.MPI_SOURCE = source;
     st.MPI_TAG = tag;
-    if (*flag && message) RequestAccess::set_native(message, native, source, tag);
+    if (*flag && message) RequestAccess::set_native(message, native, source, tag, s->errcomm());
   }
   if (*flag && status != MPI_STATUS_IGNORE) *status = st;
   return MPI_SUCCESS;
@@ -245,8 +259,9 @@ int Irecv(void* buf, int count, MPI_Datatype type, int source, int tag, const Co
 int Recv(void* buf, int count, MPI_Datatype type, int source, int tag, const Comm& comm,
          MPI_Status* status) {
   Request request;
-  int rc = irecv(buf, count, type, source, tag, comm, &request, "Recv");
-  return rc != MPI_SUCCESS ? rc : Wait(&request, status);
+  int rc = irecv(buf, count, type, source, tag, comm, &request, "Recv", true, status);
+  if (rc != MPI_SUCCESS || request.is_null()) return rc;
+  return Wait(&request, status);
 }
 
 int Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,

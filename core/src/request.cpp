@@ -65,6 +65,7 @@ void Request::take(Request& other) noexcept {
   tag_ = other.tag_;
   native_ = other.native_;
   op_ = other.op_;
+  errcomm_ = other.errcomm_;
   other.kind_ = Kind::null;
   other.native_ = MPI_REQUEST_NULL;
   other.op_ = nullptr;
@@ -95,6 +96,7 @@ void Message::take(Message& other) noexcept {
   tag_ = other.tag_;
   native_ = other.native_;
   self_ = other.self_;
+  errcomm_ = other.errcomm_;
   other.kind_ = Kind::null;
   other.native_ = MPI_MESSAGE_NULL;
   other.self_ = nullptr;
@@ -113,6 +115,14 @@ void Message::release() noexcept {
 namespace detail {
 
 bool RequestAccess::test(Request& r, MPI_Status* status, int* rc) {
+  MPI_Comm errcomm = r.errcomm_;
+  bool done = complete(r, status, rc);
+  if (done && *rc != MPI_SUCCESS && errcomm != MPI_COMM_NULL)
+    MPI_Comm_call_errhandler(errcomm, *rc);
+  return done;
+}
+
+bool RequestAccess::complete(Request& r, MPI_Status* status, int* rc) {
   *rc = MPI_SUCCESS;
   switch (r.kind_) {
     case Request::Kind::null:
@@ -190,13 +200,13 @@ int RequestAccess::receive(Message* m, void* buf, int count, MPI_Datatype type,
       MPI_Request native;
       int rc = MPI_Imrecv(buf, count, type, &m->native_, &native);
       if (rc != MPI_SUCCESS) return raise_mpi(MPI_COMM_WORLD, rc, "Mrecv/Imrecv");
-      set_native(request, native, true, m->source_, m->tag_);
+      set_native(request, native, true, m->source_, m->tag_, m->errcomm_);
       break;
     }
     case Message::Kind::self: {
       MPI_Status st;
       int rc = unpack_self(*m->self_, m->source_, buf, count, type, &st);
-      set_op(request, new DoneOp(st, rc));
+      set_op(request, new DoneOp(st, rc), m->errcomm_);
       break;
     }
   }
@@ -216,7 +226,9 @@ int Wait(Request* request, MPI_Status* status) {
   MPI_Status st;
   int rc = MPI_SUCCESS;
   // Nothing of the library's own to advance: let MPI block (and yield) the way it likes.
+  MPI_Comm errcomm = RequestAccess::errcomm(*request);
   if (!detail::engine_busy() && RequestAccess::wait_native(*request, &st, &rc)) {
+    if (rc != MPI_SUCCESS && errcomm != MPI_COMM_NULL) MPI_Comm_call_errhandler(errcomm, rc);
     copy_status(status, st);
     return rc;
   }

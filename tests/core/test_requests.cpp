@@ -328,3 +328,38 @@ TEST_CASE("bad point-to-point arguments give the proper error class") {
   REQUIRE(rangecomm::Recv(&x, 1, MPI_INT, w.rank(), 32767, w, &st) == MPI_SUCCESS);
   CHECK(st.MPI_TAG == 32767);
 }
+
+namespace {
+int g_handler_calls = 0;
+int g_handler_last_class = MPI_SUCCESS;
+void counting_handler(MPI_Comm*, int* code, ...) {
+  ++g_handler_calls;
+  MPI_Error_class(*code, &g_handler_last_class);
+}
+}  // namespace
+
+TEST_CASE("errors go through the root communicator's error handler") {
+  Comm w = world();
+  MPI_Errhandler counting;
+  MPI_Comm_create_errhandler(counting_handler, &counting);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, counting);
+  g_handler_calls = 0;
+  int x[4] = {1, 2, 3, 4};
+  int rc = rangecomm::Send(x, 1, MPI_INT, w.size(), 0, w);
+  CHECK(error_class(rc) == MPI_ERR_RANK);
+  CHECK(g_handler_calls == 1);
+  CHECK(g_handler_last_class == MPI_ERR_RANK);
+  // A failure found at completion (truncation) is raised too, on every receive path.
+  for (int source : {w.rank(), MPI_ANY_SOURCE}) {
+    g_handler_calls = 0;
+    REQUIRE(rangecomm::Send(x, 4, MPI_INT, w.rank(), 1, w) == MPI_SUCCESS);
+    int small[2];
+    MPI_Status st;
+    rc = rangecomm::Recv(small, 2, MPI_INT, source, 1, w, &st);
+    CHECK(error_class(rc) == MPI_ERR_TRUNCATE);
+    CHECK(g_handler_calls == 1);
+    CHECK(g_handler_last_class == MPI_ERR_TRUNCATE);
+  }
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_Errhandler_free(&counting);
+}

@@ -43,6 +43,7 @@ class Request {
   int tag_ = MPI_ANY_TAG;
   MPI_Request native_ = MPI_REQUEST_NULL;
   detail::Operation* op_ = nullptr;  // holds one reference
+  MPI_Comm errcomm_ = MPI_COMM_NULL;  // its error handler hears of failures at completion
 };
 
 // A message taken out of matching by Mprobe/Improbe, like MPI_Message. Move-only.
@@ -68,6 +69,7 @@ class Message {
   int tag_ = MPI_ANY_TAG;
   MPI_Message native_ = MPI_MESSAGE_NULL;
   detail::SelfMessage* self_ = nullptr;  // owned
+  MPI_Comm errcomm_ = MPI_COMM_NULL;
 };
 
 // MPI's completion calls, with MPI's semantics: null requests are inactive (Wait returns an
@@ -87,7 +89,8 @@ int Testsome(int count, Request requests[], int* outcount, int indices[],
              MPI_Status statuses[]);
 
 // Cancels a receive that has not matched yet (a later Wait reports it with
-// MPI_Test_cancelled). Cancelling a send is MPI_ERR_REQUEST: MPI deprecates it.
+// MPI_Test_cancelled); cancelling one that has matched has no effect. A send to another process
+// is passed to MPI_Cancel; a synchronous send to self is cancelled while nobody has taken it.
 int Cancel(Request* request);
 // Marks the request for deallocation and sets it to null; the operation still completes.
 int Request_free(Request* request);
