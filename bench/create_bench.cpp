@@ -47,7 +47,7 @@ struct Options {
   int batch_size = 5000;   // range creations per batch
   int warmup_create = 3;   // untimed repetitions before each creation experiment
   std::vector<int> sizes = {1, 1024, 65536};
-  int rounds = 30;         // ping-pong samples per variant and size
+  int rounds = 50;         // ping-pong samples per variant and size
   int iters = 1000;        // round trips per sample
   int warmup = 200;        // untimed round trips per variant and size
   bool csv_stdout = false;
@@ -63,7 +63,7 @@ const char* const kUsage =
     "  --batches N       batches of range creations (default 20)\n"
     "  --batch-size N    range creations (Split_Comm + Comm_free) per batch (default 5000)\n"
     "  --sizes a,b,c     ping-pong message sizes in bytes (default 1,1024,65536)\n"
-    "  --rounds N        ping-pong samples per variant and size, alternating order (default 30)\n"
+    "  --rounds N        ping-pong samples per variant and size, alternating order (default 50)\n"
     "  --iters N         round trips per ping-pong sample (default 1000)\n"
     "  --warmup N        untimed round trips per variant and size (default 200)\n"
     "  --format F        table (default) or csv: what rank 0 prints on stdout\n"

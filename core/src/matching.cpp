@@ -243,12 +243,15 @@ void poll_lanes() {
       if (ch->lane(i).engine_recvs > 0) poll_lane(*ch, i);
 }
 
-bool engine_busy() { return g_engine_recvs != 0 || !g_orphans.empty(); }
+bool engine_busy() {
+  return g_engine_recvs != 0 || !g_orphans.empty() || collectives_running();
+}
 
 void adopt_orphan(Operation* op) { g_orphans.push_back(op); }
 
 void progress() {
   poll_lanes();
+  advance_collectives();
   for (size_t i = 0; i < g_orphans.size();) {
     MPI_Status st;
     int rc;

@@ -109,7 +109,11 @@ void poll_lanes();
 void poll_lane(Channel& channel, int lane);
 // True when the engine has anything to advance: one load, for fast paths.
 bool engine_busy();
-// Advances everything: matching, freed operations.
+// Advances everything: matching, running collectives, freed operations.
 void progress();
+
+// Running collective schedules (schedule.cpp).
+bool collectives_running();
+void advance_collectives();
 
 }  // namespace rangecomm::detail

@@ -1,0 +1,29 @@
+// Barrier: dissemination, ceil(log2 p) rounds of empty messages, any p.
+#include "common.hpp"
+#include "rangecomm/collectives.hpp"
+
+namespace rangecomm {
+
+namespace {
+int barrier(const Comm& comm, Request* request, const char* fn) {
+  detail::RangeState* s = nullptr;
+  int rc = detail::check_comm(comm, fn, &s);
+  if (rc != MPI_SUCCESS) return rc;
+  auto sched = std::make_unique<detail::Schedule>();
+  for (int dist = 1; dist < s->size; dist <<= 1) {
+    sched->send(nullptr, 0, MPI_BYTE, (s->rank + dist) % s->size);
+    sched->recv(nullptr, 0, MPI_BYTE, (s->rank - dist + s->size) % s->size);
+    sched->end_round();
+  }
+  return detail::run(comm, std::move(sched), request);
+}
+}  // namespace
+
+int Barrier(const Comm& comm) { return barrier(comm, nullptr, "Barrier"); }
+
+int Ibarrier(const Comm& comm, Request* request) {
+  if (!request) return detail::raise(MPI_COMM_WORLD, MPI_ERR_REQUEST, "Ibarrier: request is null");
+  return barrier(comm, request, "Ibarrier");
+}
+
+}  // namespace rangecomm

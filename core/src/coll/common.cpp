@@ -1,0 +1,98 @@
+#include "common.hpp"
+
+#include "../errors.hpp"
+#include "../request_access.hpp"
+
+namespace rangecomm::detail {
+
+int check_comm(const Comm& comm, const char* fn, RangeState** out) {
+  RangeState* s = comm.state();
+  if (s == nullptr) return raise(MPI_COMM_WORLD, MPI_ERR_COMM, "%s: null communicator", fn);
+  if (s->channel->closed())
+    return raise(s->errcomm(), MPI_ERR_COMM, "%s: the range's MPI communicator was freed", fn);
+  *out = s;
+  return MPI_SUCCESS;
+}
+
+int check_root(const RangeState& s, int root, const char* fn) {
+  if (root < 0 || root >= s.size)
+    return raise(s.errcomm(), MPI_ERR_ROOT, "%s: root %d is not in the range (size %d)", fn,
+                 root, s.size);
+  return MPI_SUCCESS;
+}
+
+int check_buffer(const RangeState& s, int count, MPI_Datatype type, const char* fn) {
+  if (count < 0) return raise(s.errcomm(), MPI_ERR_COUNT, "%s: count %d is negative", fn, count);
+  if (type == MPI_DATATYPE_NULL) return raise(s.errcomm(), MPI_ERR_TYPE, "%s: MPI_DATATYPE_NULL", fn);
+  return MPI_SUCCESS;
+}
+
+int check_op(const RangeState& s, MPI_Op op, const char* fn) {
+  if (op == MPI_OP_NULL) return raise(s.errcomm(), MPI_ERR_OP, "%s: MPI_OP_NULL", fn);
+  return MPI_SUCCESS;
+}
+
+int run(const Comm& comm, std::unique_ptr<Schedule> schedule, Request* request) {
+  const auto& state = CommAccess::state(comm);
+  Operation* op = nullptr;
+  int rc = start_schedule(state, std::move(schedule), &op);
+  if (rc != MPI_SUCCESS) return raise_mpi(state->errcomm(), rc, "collective");
+  Request local;
+  RequestAccess::set_op(request ? request : &local, op, state->errcomm());
+  return request ? MPI_SUCCESS : Wait(&local, MPI_STATUS_IGNORE);
+}
+
+void add_bcast(Schedule& s, void* buf, int count, MPI_Datatype type, int root, int rank, int size) {
+  int v = relative(rank, root, size);
+  int mask = 1;
+  for (; mask < size; mask <<= 1) {
+    if (v & mask) {
+      s.recv(buf, count, type, absolute(v - mask, root, size));
+      s.end_round();
+      break;
+    }
+  }
+  for (mask >>= 1; mask > 0; mask >>= 1)
+    if (v + mask < size) s.send(buf, count, type, absolute(v + mask, root, size));
+}
+
+void add_reduce(Schedule& s, const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
+                MPI_Op op, int root, int rank, int size) {
+  // A non-commutative op needs contiguous rank blocks combined lower-first: build the tree on
+  // absolute ranks towards rank 0 and forward the result to the root.
+  bool rotate = commutative(op);
+  int tree_root = rotate ? root : 0;
+  int v = relative(rank, tree_root, size);
+  const void* acc = sendbuf;
+  void* spare[2] = {nullptr, nullptr};
+  int next = 0;
+  for (int mask = 1; mask < size; mask <<= 1) {
+    if (v & mask) {
+      s.send(acc, count, type, absolute(v - mask, tree_root, size));
+      s.end_round();
+      break;
+    }
+    if (v + mask >= size) continue;
+    if (!spare[next]) spare[next] = s.scratch(count, type);
+    s.recv(spare[next], count, type, absolute(v + mask, tree_root, size));
+    s.end_round();
+    s.reduce(acc, spare[next], count, type, op);  // spare = acc op spare: lower ranks first
+    acc = spare[next];
+    next ^= 1;
+  }
+  if (v != 0) {
+    if (rank == root) {  // non-commutative case: the result comes from rank 0
+      s.recv(recvbuf, count, type, 0);
+      s.end_round();
+    }
+    return;
+  }
+  if (rank == root) {
+    s.copy(acc, count, type, recvbuf, count, type);
+  } else {
+    s.send(acc, count, type, root);
+  }
+  s.end_round();
+}
+
+}  // namespace rangecomm::detail

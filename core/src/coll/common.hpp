@@ -1,0 +1,35 @@
+// What every collective shares: argument checks and running a schedule blocking or not.
+#pragma once
+
+#include <mpi.h>
+
+#include <memory>
+
+#include "../errors.hpp"
+#include "../schedule.hpp"
+#include "rangecomm/comm.hpp"
+#include "rangecomm/request.hpp"
+
+namespace rangecomm::detail {
+
+// Checks the communicator; *out is its state on success.
+int check_comm(const Comm& comm, const char* fn, RangeState** out);
+int check_root(const RangeState& s, int root, const char* fn);
+int check_buffer(const RangeState& s, int count, MPI_Datatype type, const char* fn);
+int check_op(const RangeState& s, MPI_Op op, const char* fn);
+
+// Starts the schedule; waits for it when request is null (a blocking collective).
+int run(const Comm& comm, std::unique_ptr<Schedule> schedule, Request* request);
+
+// Rank arithmetic relative to a root.
+inline int relative(int rank, int root, int size) { return (rank - root + size) % size; }
+inline int absolute(int rel, int root, int size) { return (rel + root) % size; }
+
+// Appends a binomial-tree broadcast of buf from root.
+void add_bcast(Schedule& s, void* buf, int count, MPI_Datatype type, int root, int rank, int size);
+// Appends a binomial-tree reduction to root (rank order kept for non-commutative ops); on the
+// root the result lands in recvbuf. sendbuf may equal recvbuf on the root (in place).
+void add_reduce(Schedule& s, const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
+                MPI_Op op, int root, int rank, int size);
+
+}  // namespace rangecomm::detail

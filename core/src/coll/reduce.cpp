@@ -1,0 +1,73 @@
+// Reduce and Allreduce: binomial trees (rank order kept for non-commutative operations);
+// Allreduce is a reduction to rank 0 followed by a broadcast from it.
+#include "common.hpp"
+#include "rangecomm/collectives.hpp"
+
+namespace rangecomm {
+
+namespace {
+
+int check_reduction(const Comm& comm, int count, MPI_Datatype type, MPI_Op op, const char* fn,
+                    detail::RangeState** s) {
+  int rc = detail::check_comm(comm, fn, s);
+  if (rc == MPI_SUCCESS) rc = detail::check_buffer(**s, count, type, fn);
+  if (rc == MPI_SUCCESS) rc = detail::check_op(**s, op, fn);
+  return rc;
+}
+
+int reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, int root,
+           const Comm& comm, Request* request, const char* fn) {
+  detail::RangeState* s = nullptr;
+  int rc = check_reduction(comm, count, type, op, fn, &s);
+  if (rc == MPI_SUCCESS) rc = detail::check_root(*s, root, fn);
+  if (rc != MPI_SUCCESS) return rc;
+  if (sendbuf == MPI_IN_PLACE) {
+    if (s->rank != root)
+      return detail::raise(s->errcomm(), MPI_ERR_BUFFER, "%s: MPI_IN_PLACE is only for the root", fn);
+    sendbuf = recvbuf;
+  }
+  auto sched = std::make_unique<detail::Schedule>();
+  if (count > 0) detail::add_reduce(*sched, sendbuf, recvbuf, count, type, op, root, s->rank, s->size);
+  return detail::run(comm, std::move(sched), request);
+}
+
+int allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
+              const Comm& comm, Request* request, const char* fn) {
+  detail::RangeState* s = nullptr;
+  int rc = check_reduction(comm, count, type, op, fn, &s);
+  if (rc != MPI_SUCCESS) return rc;
+  if (sendbuf == MPI_IN_PLACE) sendbuf = recvbuf;
+  auto sched = std::make_unique<detail::Schedule>();
+  if (count > 0) {
+    // Non-roots reduce from sendbuf; recvbuf only ever receives the final result.
+    detail::add_reduce(*sched, sendbuf, recvbuf, count, type, op, 0, s->rank, s->size);
+    detail::add_bcast(*sched, recvbuf, count, type, 0, s->rank, s->size);
+  }
+  return detail::run(comm, std::move(sched), request);
+}
+
+}  // namespace
+
+int Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, int root,
+           const Comm& comm) {
+  return reduce(sendbuf, recvbuf, count, type, op, root, comm, nullptr, "Reduce");
+}
+
+int Ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
+            int root, const Comm& comm, Request* request) {
+  if (!request) return detail::raise(MPI_COMM_WORLD, MPI_ERR_REQUEST, "Ireduce: request is null");
+  return reduce(sendbuf, recvbuf, count, type, op, root, comm, request, "Ireduce");
+}
+
+int Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
+              const Comm& comm) {
+  return allreduce(sendbuf, recvbuf, count, type, op, comm, nullptr, "Allreduce");
+}
+
+int Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
+               const Comm& comm, Request* request) {
+  if (!request) return detail::raise(MPI_COMM_WORLD, MPI_ERR_REQUEST, "Iallreduce: request is null");
+  return allreduce(sendbuf, recvbuf, count, type, op, comm, request, "Iallreduce");
+}
+
+}  // namespace rangecomm

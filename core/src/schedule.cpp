@@ -1,0 +1,200 @@
+#include "schedule.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "errors.hpp"
+#include "matching.hpp"
+#include "status.hpp"
+
+namespace rangecomm::detail {
+
+void Schedule::send(const void* buf, int count, MPI_Datatype type, int peer) {
+  steps_.push_back({Step::Kind::send, peer, buf, nullptr, count, type, 0, MPI_DATATYPE_NULL, MPI_OP_NULL});
+}
+
+void Schedule::recv(void* buf, int count, MPI_Datatype type, int peer) {
+  steps_.push_back({Step::Kind::recv, peer, nullptr, buf, count, type, 0, MPI_DATATYPE_NULL, MPI_OP_NULL});
+}
+
+void Schedule::copy(const void* in, int in_count, MPI_Datatype in_type, void* out, int out_count,
+                    MPI_Datatype out_type) {
+  steps_.push_back({Step::Kind::copy, 0, in, out, in_count, in_type, out_count, out_type, MPI_OP_NULL});
+}
+
+void Schedule::reduce(const void* in, void* out, int count, MPI_Datatype type, MPI_Op op) {
+  steps_.push_back({Step::Kind::reduce, 0, in, out, count, type, 0, MPI_DATATYPE_NULL, op});
+}
+
+void Schedule::end_round() {
+  size_t begin = round_ends_.empty() ? 0 : round_ends_.back();
+  if (steps_.size() > begin) round_ends_.push_back(steps_.size());
+}
+
+void* Schedule::scratch(int count, MPI_Datatype type) {
+  MPI_Aint lb = 0, extent = 0, true_lb = 0, true_extent = 0;
+  MPI_Type_get_extent(type, &lb, &extent);
+  MPI_Type_get_true_extent(type, &true_lb, &true_extent);
+  size_t bytes = count > 0 ? static_cast<size_t>(true_extent + (count - 1) * extent) : 0;
+  scratch_.push_back(std::make_unique<char[]>(std::max<size_t>(bytes, 1)));
+  return scratch_.back().get() - true_lb;
+}
+
+int local_copy(const void* in, int in_count, MPI_Datatype in_type, void* out, int out_count,
+               MPI_Datatype out_type) {
+  if (in_count == 0 || in == out) return MPI_SUCCESS;
+  if (in_type == out_type && in_count <= out_count) {
+    int size = 0;
+    MPI_Aint lb = 0, extent = 0;
+    MPI_Type_size(in_type, &size);
+    MPI_Type_get_extent(in_type, &lb, &extent);
+    if (lb == 0 && extent == size) {  // contiguous
+      std::memmove(out, in, static_cast<size_t>(size) * static_cast<size_t>(in_count));
+      return MPI_SUCCESS;
+    }
+  }
+  // Any other pair of types with the same signature: through MPI's own self-communication.
+  return MPI_Sendrecv(in, in_count, in_type, 0, 0, out, out_count, out_type, 0, 0, MPI_COMM_SELF,
+                      MPI_STATUS_IGNORE);
+}
+
+bool commutative(MPI_Op op) {
+  int c = 1;
+  MPI_Op_commutative(op, &c);
+  return c != 0;
+}
+
+int next_collective_tag(RangeState& range) {
+  int seq = static_cast<int>(range.coll_seq++ & TagLayout::max_payload);
+  return TagLayout::tag(range.tag_base, TagLayout::collective, seq);
+}
+
+namespace {
+
+// A running schedule. Advanced by test() on its request and by every progress() call.
+class CollectiveOp final : public Operation {
+ public:
+  CollectiveOp(std::shared_ptr<RangeState> range, std::unique_ptr<Schedule> s)
+      : range_(std::move(range)), schedule_(std::move(s)), tag_(next_collective_tag(*range_)) {}
+
+  bool test(MPI_Status* status, int* rc) override {
+    advance();
+    if (!done_) return false;
+    set_empty_status(status);
+    *rc = rc_;
+    return true;
+  }
+  void cancel() override {}  // MPI: collectives cannot be cancelled
+
+  // Returns true once complete.
+  bool advance();
+
+ private:
+  int start_round(size_t r);
+  void post_recv(const Schedule::Step& s, MPI_Request* req);
+
+  std::shared_ptr<RangeState> range_;
+  std::unique_ptr<Schedule> schedule_;
+  int tag_;
+  size_t next_round_ = 0;
+  std::vector<MPI_Request> requests_;
+  bool done_ = false;
+  int rc_ = MPI_SUCCESS;
+};
+
+std::vector<CollectiveOp*> g_running;  // each holds a reference
+
+bool CollectiveOp::advance() {
+  while (!done_) {
+    if (!requests_.empty()) {
+      int flag = 0;
+      int rc = MPI_Testall(static_cast<int>(requests_.size()), requests_.data(), &flag,
+                           MPI_STATUSES_IGNORE);
+      if (rc != MPI_SUCCESS) {
+        rc_ = rc;
+        done_ = true;
+        break;
+      }
+      if (!flag) return false;
+      requests_.clear();
+    }
+    if (next_round_ == schedule_->rounds()) {
+      done_ = true;
+      break;
+    }
+    int rc = start_round(next_round_++);
+    if (rc != MPI_SUCCESS) {
+      rc_ = rc;
+      done_ = true;
+    }
+  }
+  // Scratch memory and the range go as soon as the collective is over: a completed collective
+  // must not keep a freed communicator registered.
+  schedule_.reset();
+  range_.reset();
+  return true;
+}
+
+void CollectiveOp::post_recv(const Schedule::Step& s, MPI_Request* req) {
+  int root_source = range_->to_root(s.peer);
+  Parked p;
+  // The matching engine may have taken this message out of MPI while polling for wildcards.
+  if (take_parked(*range_, TagLayout::collective, root_source, tag_ & TagLayout::max_payload, &p))
+    rc_ = MPI_Imrecv(s.out, s.count, s.type, &p.message, req);
+  else
+    rc_ = MPI_Irecv(s.out, s.count, s.type, root_source, tag_, range_->lane_comm(), req);
+}
+
+int CollectiveOp::start_round(size_t r) {
+  const Schedule::Step* begin = schedule_->round_begin(r);
+  const Schedule::Step* end = schedule_->round_end(r);
+  for (const auto* s = begin; s != end; ++s) {
+    int rc = MPI_SUCCESS;
+    if (s->kind == Schedule::Step::Kind::copy)
+      rc = local_copy(s->in, s->count, s->type, s->out, s->out_count, s->out_type);
+    else if (s->kind == Schedule::Step::Kind::reduce && s->count > 0)
+      rc = MPI_Reduce_local(s->in, s->out, s->count, s->type, s->op);
+    if (rc != MPI_SUCCESS) return rc;
+  }
+  for (const auto* s = begin; s != end; ++s) {
+    if (s->kind != Schedule::Step::Kind::send && s->kind != Schedule::Step::Kind::recv) continue;
+    requests_.emplace_back(MPI_REQUEST_NULL);
+    if (s->kind == Schedule::Step::Kind::send)
+      rc_ = MPI_Isend(s->in, s->count, s->type, range_->to_root(s->peer), tag_,
+                      range_->lane_comm(), &requests_.back());
+    else
+      post_recv(*s, &requests_.back());
+    if (rc_ != MPI_SUCCESS) return rc_;
+  }
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+
+int start_schedule(const std::shared_ptr<RangeState>& range, std::unique_ptr<Schedule> schedule,
+                   Operation** op) {
+  schedule->close();
+  auto* c = new CollectiveOp(range, std::move(schedule));
+  if (!c->advance()) {
+    c->ref();
+    g_running.push_back(c);
+  }
+  *op = c;
+  return MPI_SUCCESS;
+}
+
+bool collectives_running() { return !g_running.empty(); }
+
+void advance_collectives() {
+  for (size_t i = 0; i < g_running.size();) {
+    if (g_running[i]->advance()) {
+      g_running[i]->unref();
+      g_running[i] = g_running.back();
+      g_running.pop_back();
+    } else {
+      ++i;
+    }
+  }
+}
+
+}  // namespace rangecomm::detail

@@ -1,0 +1,79 @@
+// The schedule engine: a collective is data — rounds of sends, receives and local operations —
+// and one engine runs every schedule (paper 004, LibNBC). Blocking collectives are the same
+// schedules run to completion.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include "operation.hpp"
+#include "range.hpp"
+
+namespace rangecomm::detail {
+
+// A schedule for one process: steps grouped into rounds. A round starts when everything of
+// the previous round has completed; it runs its local steps first, in order, then posts its
+// sends and receives. Peers are ranks of the range; algorithms never send to themselves (they
+// copy instead).
+class Schedule {
+ public:
+  struct Step {
+    enum class Kind : unsigned char { send, recv, copy, reduce } kind;
+    int peer;                // send/recv: rank in the range
+    const void* in;          // send buffer, copy/reduce source
+    void* out;               // recv buffer, copy/reduce destination
+    int count;
+    MPI_Datatype type;
+    int out_count;           // copy: elements of out_type
+    MPI_Datatype out_type;   // copy: destination type (may differ from type)
+    MPI_Op op;               // reduce: out = in op out
+  };
+
+  void send(const void* buf, int count, MPI_Datatype type, int peer);
+  void recv(void* buf, int count, MPI_Datatype type, int peer);
+  // out := in (same type signature, possibly different types on each side)
+  void copy(const void* in, int in_count, MPI_Datatype in_type, void* out, int out_count,
+            MPI_Datatype out_type);
+  // out := in op out (MPI_Reduce_local), so `in` holds the lower ranks' contribution.
+  void reduce(const void* in, void* out, int count, MPI_Datatype type, MPI_Op op);
+  // Later steps wait for everything so far. A trailing or repeated call adds nothing.
+  void end_round();
+
+  // Scratch memory owned by the schedule, laid out for `count` elements of `type` (the returned
+  // pointer is what MPI calls take as the buffer address).
+  void* scratch(int count, MPI_Datatype type);
+
+  size_t rounds() const { return round_ends_.size(); }
+  // Steps of round r: [begin, end).
+  const Step* round_begin(size_t r) const { return steps_.data() + (r ? round_ends_[r - 1] : 0); }
+  const Step* round_end(size_t r) const { return steps_.data() + round_ends_[r]; }
+  void close() { end_round(); }
+
+ private:
+  std::vector<Step> steps_;
+  std::vector<size_t> round_ends_;
+  std::vector<std::unique_ptr<char[]>> scratch_;
+};
+
+// Runs a schedule on a range as one nonblocking operation, with the range's next collective
+// sequence number. On success *op is the started operation (one reference for the caller); the
+// engine advances it in every progress call until it completes.
+int start_schedule(const std::shared_ptr<RangeState>& range, std::unique_ptr<Schedule> schedule,
+                   Operation** op);
+
+// The next collective sequence number of a range (every member calls collectives in the same
+// order, so they agree without talking).
+int next_collective_tag(RangeState& range);
+
+// Copies count elements of in_type at in to out_count elements of out_type at out (equal type
+// signatures); a plain memcpy when both are the same contiguous type.
+int local_copy(const void* in, int in_count, MPI_Datatype in_type, void* out, int out_count,
+               MPI_Datatype out_type);
+
+// Whether op is commutative (predefined ops are).
+bool commutative(MPI_Op op);
+
+}  // namespace rangecomm::detail

@@ -1,0 +1,84 @@
+// Shared helpers of the collective tests: the same processes as a range and as a native MPI
+// communicator, data generators, and element-by-element comparison.
+#pragma once
+
+#include <rangecomm/rangecomm.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "mpi_test.hpp"
+
+namespace colltest {
+
+// A range and a real communicator of exactly the same processes (native is MPI_COMM_NULL and
+// range is null on non-members).
+struct Pair {
+  std::string name;
+  rangecomm::Comm range;
+  MPI_Comm native = MPI_COMM_NULL;
+  Pair() = default;
+  Pair(const Pair&) = delete;
+  Pair& operator=(const Pair&) = delete;
+  ~Pair() {
+    if (native != MPI_COMM_NULL) MPI_Comm_free(&native);
+  }
+  bool member() const { return !range.is_null(); }
+};
+
+inline rangecomm::Comm world() {
+  rangecomm::Comm w;
+  REQUIRE(rangecomm::Create_Comm(MPI_COMM_WORLD, &w) == MPI_SUCCESS);
+  return w;
+}
+
+// Range first..last step stride of `parent` (whose ranks must be the world's ranks), and its
+// native twin via MPI_Comm_create_group (collective over the members only, so overlapping
+// pairs can be made one after the other).
+inline std::unique_ptr<Pair> make_pair(const rangecomm::Comm& parent, int first, int last,
+                                       int stride, const std::string& name) {
+  auto p = std::make_unique<Pair>();
+  p->name = name;
+  // Every rank agrees on success before anyone goes on to a collective.
+  bool made = rangecomm::Split_Comm(parent, first, last, stride, &p->range) == MPI_SUCCESS;
+  REQUIRE(mpitest::all_ranks(made));
+  if (p->member()) {
+    MPI_Group world_group, group;
+    MPI_Comm_group(MPI_COMM_WORLD, &world_group);
+    int triple[1][3] = {{first, last, stride}};
+    MPI_Group_range_incl(world_group, 1, triple, &group);
+    REQUIRE(MPI_Comm_create_group(MPI_COMM_WORLD, group, 99, &p->native) == MPI_SUCCESS);
+    MPI_Group_free(&group);
+    MPI_Group_free(&world_group);
+  }
+  return p;
+}
+
+// The shapes every collective is tested on: the whole world, both halves, the evens, a size-1
+// range, and the two sides of a janus process (p/2 is in both) — all alive at once. The janus
+// sides are children of the whole-world range, one level deeper than the halves they may
+// coincide with.
+inline std::vector<std::unique_ptr<Pair>> shapes(const rangecomm::Comm& w) {
+  int p = w.size(), h = p / 2, me = w.rank();
+  std::vector<std::unique_ptr<Pair>> out;
+  out.push_back(make_pair(w, 0, p - 1, 1, "world"));
+  if (h > 0) out.push_back(make_pair(w, 0, h - 1, 1, "lower half"));
+  out.push_back(make_pair(w, h, p - 1, 1, "upper half"));
+  out.push_back(make_pair(w, 0, p - 1, 2, "evens"));
+  out.push_back(make_pair(w, me, me, 1, "self"));
+  if (p > 2) {
+    const rangecomm::Comm& whole = out[0]->range;  // world ranks, depth 1
+    out.push_back(make_pair(whole, 0, h, 1, "janus left"));
+    out.push_back(make_pair(whole, h, p - 1, 1, "janus right"));
+  }
+  return out;
+}
+
+inline std::mt19937 rng_for(int rank, int salt) {
+  return std::mt19937(static_cast<unsigned>(rank * 7919 + salt));
+}
+
+}  // namespace colltest

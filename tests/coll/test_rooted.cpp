@@ -1,0 +1,258 @@
+// Barrier, Bcast, Reduce and Allreduce on ranges, compared element by element with the native
+// collective on a real communicator of the same processes, on the same data.
+#include <array>
+#include <cstring>
+
+#include "coll_util.hpp"
+
+using namespace colltest;
+using rangecomm::Request;
+
+namespace {
+
+const int kCounts[] = {0, 1, 7, 1000};
+
+// A non-commutative operation: products of 2x2 integer matrices (mod 2^32), in rank order.
+void matmul(void* in, void* inout, int* len, MPI_Datatype*) {
+  auto* a = static_cast<std::uint32_t*>(in);
+  auto* b = static_cast<std::uint32_t*>(inout);
+  for (int i = 0; i < *len; ++i, a += 4, b += 4) {
+    std::uint32_t r[4] = {a[0] * b[0] + a[1] * b[2], a[0] * b[1] + a[1] * b[3],
+                          a[2] * b[0] + a[3] * b[2], a[2] * b[1] + a[3] * b[3]};
+    std::memcpy(b, r, sizeof r);
+  }
+}
+
+MPI_Datatype matrix_type() {
+  static MPI_Datatype t = [] {
+    MPI_Datatype d;
+    MPI_Type_contiguous(4, MPI_UINT32_T, &d);
+    MPI_Type_commit(&d);
+    return d;
+  }();
+  return t;
+}
+
+MPI_Op matmul_op() {
+  static MPI_Op op = [] {
+    MPI_Op o;
+    MPI_Op_create(matmul, 0, &o);
+    return o;
+  }();
+  return op;
+}
+
+// A strided type: every other int of 2 * n.
+MPI_Datatype every_other_int() {
+  static MPI_Datatype t = [] {
+    MPI_Datatype v, r;
+    MPI_Type_vector(1, 1, 2, MPI_INT, &v);
+    MPI_Type_create_resized(v, 0, 2 * sizeof(int), &r);
+    MPI_Type_commit(&r);
+    MPI_Type_free(&v);
+    return r;
+  }();
+  return t;
+}
+
+template <class T>
+std::vector<T> random_values(int n, int rank, int salt) {
+  auto g = rng_for(rank, salt);
+  std::vector<T> v(static_cast<size_t>(n));
+  for (auto& x : v) x = static_cast<T>(g() % 1000) - static_cast<T>(g() % 7);
+  return v;
+}
+
+// The first n elements (buffers carry one extra element so that no buffer is empty: MPI
+// libraries reject sendbuf == recvbuf, which two empty vectors would be).
+template <class T>
+std::vector<T> head(const std::vector<T>& v, int n) {
+  return std::vector<T>(v.begin(), v.begin() + n);
+}
+
+// One reduction case: element type T viewed through `type` (count elements), operation op.
+template <class T>
+void compare_reductions(Pair& pr, int count, MPI_Datatype type, int elems_per_item, MPI_Op op,
+                        int salt) {
+  int n = count * elems_per_item;
+  int r = pr.range.rank();
+  auto in = random_values<T>(n + 1, r, salt);
+  for (int root = 0; root < pr.range.size(); ++root) {
+    std::vector<T> mine(n + 1, T(-1)), theirs(n + 1, T(-1));
+    REQUIRE(rangecomm::Reduce(in.data(), mine.data(), count, type, op, root, pr.range) == MPI_SUCCESS);
+    REQUIRE(MPI_Reduce(in.data(), theirs.data(), count, type, op, root, pr.native) == MPI_SUCCESS);
+    if (r == root) CHECK(head(mine, n) == head(theirs, n));
+    // In place at the root.
+    std::vector<T> inplace = in;
+    REQUIRE(rangecomm::Reduce(r == root ? MPI_IN_PLACE : in.data(), inplace.data(), count, type,
+                              op, root, pr.range) == MPI_SUCCESS);
+    if (r == root) CHECK(head(inplace, n) == head(theirs, n));
+  }
+  std::vector<T> mine(n + 1, T(-1)), theirs(n + 1, T(-1));
+  REQUIRE(rangecomm::Allreduce(in.data(), mine.data(), count, type, op, pr.range) == MPI_SUCCESS);
+  REQUIRE(MPI_Allreduce(in.data(), theirs.data(), count, type, op, pr.native) == MPI_SUCCESS);
+  CHECK(head(mine, n) == head(theirs, n));
+  std::vector<T> inplace = in;
+  REQUIRE(rangecomm::Allreduce(MPI_IN_PLACE, inplace.data(), count, type, op, pr.range) == MPI_SUCCESS);
+  CHECK(head(inplace, n) == head(theirs, n));
+}
+
+}  // namespace
+
+TEST_CASE("Bcast from every root, with every count and a strided type") {
+  auto w = world();
+  for (auto& pr : shapes(w)) {
+    if (!pr->member()) continue;
+    INFO(pr->name);
+    for (int count : kCounts) {
+      for (int root = 0; root < pr->range.size(); ++root) {
+        auto data = random_values<int>(2 * count + 1, root, count);  // the root's data
+        std::vector<int> mine(2 * count + 1, -1), theirs(2 * count + 1, -1);
+        if (pr->range.rank() == root) mine = theirs = data;
+        REQUIRE(rangecomm::Bcast(mine.data(), count, MPI_INT, root, pr->range) == MPI_SUCCESS);
+        REQUIRE(MPI_Bcast(theirs.data(), count, MPI_INT, root, pr->native) == MPI_SUCCESS);
+        CHECK(mine == theirs);
+        std::fill(mine.begin(), mine.end(), -1);
+        std::fill(theirs.begin(), theirs.end(), -1);
+        if (pr->range.rank() == root) mine = theirs = data;
+        REQUIRE(rangecomm::Bcast(mine.data(), count, every_other_int(), root, pr->range) == MPI_SUCCESS);
+        REQUIRE(MPI_Bcast(theirs.data(), count, every_other_int(), root, pr->native) == MPI_SUCCESS);
+        CHECK(mine == theirs);
+      }
+    }
+  }
+}
+
+TEST_CASE("Reduce and Allreduce with predefined operations, in place too") {
+  auto w = world();
+  for (auto& pr : shapes(w)) {
+    if (!pr->member()) continue;
+    INFO(pr->name);
+    for (int count : kCounts) {
+      INFO("count " << count);
+      compare_reductions<int>(*pr, count, MPI_INT, 1, MPI_SUM, 1);
+      compare_reductions<int>(*pr, count, MPI_INT, 1, MPI_MAX, 2);
+      compare_reductions<int>(*pr, count, MPI_INT, 1, MPI_BXOR, 3);
+      compare_reductions<long long>(*pr, count, MPI_LONG_LONG, 1, MPI_PROD, 4);
+      compare_reductions<double>(*pr, count, MPI_DOUBLE, 1, MPI_MIN, 5);
+      compare_reductions<int>(*pr, count, MPI_2INT, 2, MPI_MINLOC, 7);
+      compare_reductions<int>(*pr, count, MPI_2INT, 2, MPI_MAXLOC, 8);
+    }
+  }
+}
+
+TEST_CASE("a non-commutative user operation reduces in rank order") {
+  auto w = world();
+  for (auto& pr : shapes(w)) {
+    if (!pr->member()) continue;
+    INFO(pr->name);
+    for (int count : {1, 5}) {
+      compare_reductions<std::uint32_t>(*pr, count, matrix_type(), 4, matmul_op(), 9);
+      // Independently of MPI: the product of all ranks' matrices in rank order.
+      int n = pr->range.size();
+      std::vector<std::uint32_t> expected = {1, 0, 0, 1};
+      for (int r = 0; r < n; ++r) {
+        auto m = random_values<std::uint32_t>(4 * count, r, 9);
+        int one = 1;
+        std::vector<std::uint32_t> acc = expected;
+        matmul(acc.data(), m.data(), &one, nullptr);  // m := acc * m
+        expected.assign(m.begin(), m.begin() + 4);
+      }
+      std::vector<std::uint32_t> got(4 * count);
+      auto in = random_values<std::uint32_t>(4 * count, pr->range.rank(), 9);
+      REQUIRE(rangecomm::Allreduce(in.data(), got.data(), count, matrix_type(), matmul_op(), pr->range) == MPI_SUCCESS);
+      CHECK(std::vector<std::uint32_t>(got.begin(), got.begin() + 4) == expected);
+    }
+  }
+}
+
+TEST_CASE("many nonblocking collectives outstanding on overlapping ranges, completed out of order") {
+  auto w = world();
+  auto all = shapes(w);
+  constexpr int kRounds = 4;
+  struct Slot {
+    Pair* pr;
+    std::vector<int> in, bcast, sum;
+    int root;
+  };
+  std::vector<Slot> slots;
+  std::vector<Request> requests;
+  // Start everything on every shape before waiting on anything.
+  for (int round = 0; round < kRounds; ++round) {
+    for (auto& pr : all) {
+      if (!pr->member()) continue;
+      Slot s{pr.get(), random_values<int>(33, pr->range.rank(), round), {}, {}, round % pr->range.size()};
+      s.bcast = s.in;
+      s.sum.assign(33, 0);
+      slots.push_back(std::move(s));
+    }
+  }
+  requests.resize(2 * slots.size());
+  for (size_t i = 0; i < slots.size(); ++i) {
+    auto& s = slots[i];
+    REQUIRE(rangecomm::Ibcast(s.bcast.data(), 33, MPI_INT, s.root, s.pr->range, &requests[2 * i]) == MPI_SUCCESS);
+    REQUIRE(rangecomm::Iallreduce(s.in.data(), s.sum.data(), 33, MPI_INT, MPI_SUM, s.pr->range, &requests[2 * i + 1]) == MPI_SUCCESS);
+  }
+  // Complete in reverse order of starting.
+  for (size_t i = requests.size(); i-- > 0;) REQUIRE(rangecomm::Wait(&requests[i], MPI_STATUS_IGNORE) == MPI_SUCCESS);
+  for (auto& s : slots) {
+    std::vector<int> bcast = s.in, sum(33);
+    REQUIRE(MPI_Bcast(bcast.data(), 33, MPI_INT, s.root, s.pr->native) == MPI_SUCCESS);
+    REQUIRE(MPI_Allreduce(s.in.data(), sum.data(), 33, MPI_INT, MPI_SUM, s.pr->native) == MPI_SUCCESS);
+    CHECK(s.bcast == bcast);
+    CHECK(s.sum == sum);
+  }
+}
+
+TEST_CASE("collectives interleaved with point-to-point traffic of the same tags") {
+  auto w = world();
+  int p = w.size(), me = w.rank();
+  // Point-to-point with the payload tag values a collective would use (0..3), wildcard receives
+  // posted before the collectives start.
+  std::vector<int> in(4, -1), out(4, me);
+  std::vector<Request> recvs(4), sends(4);
+  for (int t = 0; t < 4; ++t)
+    REQUIRE(rangecomm::Irecv(&in[t], 1, MPI_INT, MPI_ANY_SOURCE, t, w, &recvs[t]) == MPI_SUCCESS);
+  int value = me + 1, sum = 0;
+  REQUIRE(rangecomm::Allreduce(&value, &sum, 1, MPI_INT, MPI_SUM, w) == MPI_SUCCESS);
+  CHECK(sum == p * (p + 1) / 2);
+  REQUIRE(rangecomm::Barrier(w) == MPI_SUCCESS);
+  for (int t = 0; t < 4; ++t)
+    REQUIRE(rangecomm::Isend(&out[t], 1, MPI_INT, (me + 1) % p, t, w, &sends[t]) == MPI_SUCCESS);
+  REQUIRE(rangecomm::Bcast(&value, 1, MPI_INT, 0, w) == MPI_SUCCESS);
+  CHECK(value == 1);
+  REQUIRE(rangecomm::Waitall(4, recvs.data(), MPI_STATUSES_IGNORE) == MPI_SUCCESS);
+  REQUIRE(rangecomm::Waitall(4, sends.data(), MPI_STATUSES_IGNORE) == MPI_SUCCESS);
+  for (int t = 0; t < 4; ++t) CHECK(in[t] == (me + p - 1) % p);
+}
+
+TEST_CASE("Barrier really synchronises") {
+  auto w = world();
+  int p = w.size();
+  // Every rank increments a counter at rank 0 by a message before the barrier; after it, rank 0
+  // must have all of them available without waiting.
+  int one = 1;
+  if (w.rank() != 0) REQUIRE(rangecomm::Ssend(&one, 1, MPI_INT, 0, 5, w) == MPI_SUCCESS);
+  if (w.rank() == 0) {
+    for (int i = 1; i < p; ++i) REQUIRE(rangecomm::Recv(&one, 1, MPI_INT, MPI_ANY_SOURCE, 5, w, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+  }
+  REQUIRE(rangecomm::Barrier(w) == MPI_SUCCESS);
+  Request r;
+  REQUIRE(rangecomm::Ibarrier(w, &r) == MPI_SUCCESS);
+  REQUIRE(rangecomm::Wait(&r, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+}
+
+TEST_CASE("bad collective arguments give the proper error class") {
+  auto w = world();
+  int x = 0, cls = 0;
+  MPI_Error_class(rangecomm::Bcast(&x, 1, MPI_INT, w.size(), w), &cls);
+  CHECK(cls == MPI_ERR_ROOT);
+  MPI_Error_class(rangecomm::Bcast(&x, -1, MPI_INT, 0, w), &cls);
+  CHECK(cls == MPI_ERR_COUNT);
+  MPI_Error_class(rangecomm::Reduce(&x, &x, 1, MPI_INT, MPI_OP_NULL, 0, w), &cls);
+  CHECK(cls == MPI_ERR_OP);
+  MPI_Error_class(rangecomm::Allreduce(&x, &x, 1, MPI_DATATYPE_NULL, MPI_SUM, w), &cls);
+  CHECK(cls == MPI_ERR_TYPE);
+  MPI_Error_class(rangecomm::Barrier(rangecomm::Comm()), &cls);
+  CHECK(cls == MPI_ERR_COMM);
+}
