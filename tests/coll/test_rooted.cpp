@@ -1,6 +1,8 @@
 // Barrier, Bcast, Reduce and Allreduce on ranges, compared element by element with the native
 // collective on a real communicator of the same processes, on the same data.
 #include <array>
+#include <cstdlib>
+#include <utility>
 #include <cstring>
 
 #include "coll_util.hpp"
@@ -97,11 +99,43 @@ void compare_reductions(Pair& pr, int count, MPI_Datatype type, int elems_per_it
   CHECK(head(inplace, n) == head(theirs, n));
 }
 
+// Runs body once per algorithm setting: each entry sets environment variables (same on every
+// rank) that force one algorithm; the variables are cleared afterwards.
+struct Setting {
+  const char* name;
+  std::vector<std::pair<const char*, const char*>> env;
+};
+
+template <class Body>
+void for_each_setting(const std::vector<Setting>& settings, Body body) {
+  for (const auto& setting : settings) {
+    INFO("algorithm setting: " << setting.name);
+    for (auto& [k, v] : setting.env) setenv(k, v, 1);
+    body();
+    for (auto& [k, v] : setting.env) unsetenv(k);
+  }
+}
+
+const std::vector<Setting> kBcastSettings = {
+    {"defaults", {}},
+    {"binomial", {{"RANGECOMM_BCAST_PIPELINE_BYTES", "1000000000"}}},
+    {"pipelined chain, 40-byte segments",
+     {{"RANGECOMM_BCAST_PIPELINE_BYTES", "0"}, {"RANGECOMM_BCAST_SEGMENT_BYTES", "40"}}},
+};
+
+const std::vector<Setting> kAllreduceSettings = {
+    {"defaults", {}},
+    {"recursive doubling", {{"RANGECOMM_ALLREDUCE_SHORT_BYTES", "1000000000"}}},
+    {"ring", {{"RANGECOMM_ALLREDUCE_SHORT_BYTES", "0"}}},
+};
+
 }  // namespace
 
 TEST_CASE("Bcast from every root, with every count and a strided type") {
   auto w = world();
-  for (auto& pr : shapes(w)) {
+  auto all = shapes(w);
+  for_each_setting(kBcastSettings, [&] {
+  for (auto& pr : all) {
     if (!pr->member()) continue;
     INFO(pr->name);
     for (int count : kCounts) {
@@ -121,11 +155,14 @@ TEST_CASE("Bcast from every root, with every count and a strided type") {
       }
     }
   }
+  });
 }
 
 TEST_CASE("Reduce and Allreduce with predefined operations, in place too") {
   auto w = world();
-  for (auto& pr : shapes(w)) {
+  auto all = shapes(w);
+  for_each_setting(kAllreduceSettings, [&] {
+  for (auto& pr : all) {
     if (!pr->member()) continue;
     INFO(pr->name);
     for (int count : kCounts) {
@@ -139,6 +176,7 @@ TEST_CASE("Reduce and Allreduce with predefined operations, in place too") {
       compare_reductions<int>(*pr, count, MPI_2INT, 2, MPI_MAXLOC, 8);
     }
   }
+  });
 }
 
 TEST_CASE("a non-commutative user operation reduces in rank order") {

@@ -1,6 +1,28 @@
-// Broadcast: binomial tree.
+// Broadcast: a binomial tree for short messages (log p steps); for long ones a pipelined chain
+// in segments, so every link carries the message once and the root is busy only ~1 message time.
 #include "common.hpp"
 #include "rangecomm/collectives.hpp"
+#include "tuning.hpp"
+
+namespace rangecomm::detail {
+
+void add_chain_bcast(Schedule& s, void* buf, int count, MPI_Datatype type, int root, int rank,
+                     int size, int segment_count) {
+  MPI_Aint lb = 0, extent = 0;
+  MPI_Type_get_extent(type, &lb, &extent);
+  int v = relative(rank, root, size);
+  int segments = (count + segment_count - 1) / segment_count;
+  auto segment = [&](int k) { return static_cast<char*>(buf) + static_cast<MPI_Aint>(k) * segment_count * extent; };
+  auto length = [&](int k) { return k + 1 < segments ? segment_count : count - k * segment_count; };
+  // Round t: receive segment t from the previous process, pass segment t-1 on to the next.
+  for (int t = 0; t <= segments; ++t) {
+    if (v > 0 && t < segments) s.recv(segment(t), length(t), type, absolute(v - 1, root, size));
+    if (v + 1 < size && t > 0) s.send(segment(t - 1), length(t - 1), type, absolute(v + 1, root, size));
+    s.end_round();
+  }
+}
+
+}  // namespace rangecomm::detail
 
 namespace rangecomm {
 
@@ -13,7 +35,18 @@ int bcast(void* buf, int count, MPI_Datatype type, int root, const Comm& comm, R
   if (rc == MPI_SUCCESS) rc = detail::check_buffer(*s, count, type, fn);
   if (rc != MPI_SUCCESS) return rc;
   auto sched = std::make_unique<detail::Schedule>();
-  if (count > 0) detail::add_bcast(*sched, buf, count, type, root, s->rank, s->size);
+  int type_size = 0;
+  MPI_Type_size(type, &type_size);
+  long long bytes = static_cast<long long>(count) * type_size;
+  long long segment_bytes = std::max(1LL, detail::tuning("BCAST_SEGMENT_BYTES", 65536));
+  if (count == 0 || s->size == 1) {
+    // nothing to send
+  } else if (bytes < detail::tuning("BCAST_PIPELINE_BYTES", 262144) || s->size == 2) {
+    detail::add_bcast(*sched, buf, count, type, root, s->rank, s->size);
+  } else {
+    int segment_count = static_cast<int>(std::max(1LL, segment_bytes / std::max(type_size, 1)));
+    detail::add_chain_bcast(*sched, buf, count, type, root, s->rank, s->size, segment_count);
+  }
   return detail::run(comm, std::move(sched), request);
 }
 }  // namespace

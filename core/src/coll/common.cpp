@@ -32,6 +32,14 @@ int check_op(const RangeState& s, MPI_Op op, const char* fn) {
   return MPI_SUCCESS;
 }
 
+int check_reduction(const Comm& comm, int count, MPI_Datatype type, MPI_Op op, const char* fn,
+                    RangeState** s) {
+  int rc = check_comm(comm, fn, s);
+  if (rc == MPI_SUCCESS) rc = check_buffer(**s, count, type, fn);
+  if (rc == MPI_SUCCESS) rc = check_op(**s, op, fn);
+  return rc;
+}
+
 int run(const Comm& comm, std::unique_ptr<Schedule> schedule, Request* request) {
   const auto& state = CommAccess::state(comm);
   Operation* op = nullptr;

@@ -3,6 +3,7 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <memory>
 
 #include "../errors.hpp"
@@ -17,6 +18,9 @@ int check_comm(const Comm& comm, const char* fn, RangeState** out);
 int check_root(const RangeState& s, int root, const char* fn);
 int check_buffer(const RangeState& s, int count, MPI_Datatype type, const char* fn);
 int check_op(const RangeState& s, MPI_Op op, const char* fn);
+// check_comm + check_buffer + check_op.
+int check_reduction(const Comm& comm, int count, MPI_Datatype type, MPI_Op op, const char* fn,
+                    RangeState** s);
 
 // Starts the schedule; waits for it when request is null (a blocking collective).
 int run(const Comm& comm, std::unique_ptr<Schedule> schedule, Request* request);
@@ -27,6 +31,9 @@ inline int absolute(int rel, int root, int size) { return (rel + root) % size; }
 
 // Appends a binomial-tree broadcast of buf from root.
 void add_bcast(Schedule& s, void* buf, int count, MPI_Datatype type, int root, int rank, int size);
+// Appends a pipelined chain broadcast in segments of segment_count elements.
+void add_chain_bcast(Schedule& s, void* buf, int count, MPI_Datatype type, int root, int rank,
+                     int size, int segment_count);
 // Appends a binomial-tree reduction to root (rank order kept for non-commutative ops); on the
 // root the result lands in recvbuf. sendbuf may equal recvbuf on the root (in place).
 void add_reduce(Schedule& s, const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,

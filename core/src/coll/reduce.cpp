@@ -1,5 +1,4 @@
-// Reduce and Allreduce: binomial trees (rank order kept for non-commutative operations);
-// Allreduce is a reduction to rank 0 followed by a broadcast from it.
+// Reduce: a binomial tree (rank order kept for non-commutative operations).
 #include "common.hpp"
 #include "rangecomm/collectives.hpp"
 
@@ -7,18 +6,10 @@ namespace rangecomm {
 
 namespace {
 
-int check_reduction(const Comm& comm, int count, MPI_Datatype type, MPI_Op op, const char* fn,
-                    detail::RangeState** s) {
-  int rc = detail::check_comm(comm, fn, s);
-  if (rc == MPI_SUCCESS) rc = detail::check_buffer(**s, count, type, fn);
-  if (rc == MPI_SUCCESS) rc = detail::check_op(**s, op, fn);
-  return rc;
-}
-
 int reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, int root,
            const Comm& comm, Request* request, const char* fn) {
   detail::RangeState* s = nullptr;
-  int rc = check_reduction(comm, count, type, op, fn, &s);
+  int rc = detail::check_reduction(comm, count, type, op, fn, &s);
   if (rc == MPI_SUCCESS) rc = detail::check_root(*s, root, fn);
   if (rc != MPI_SUCCESS) return rc;
   if (sendbuf == MPI_IN_PLACE) {
@@ -28,21 +19,6 @@ int reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI
   }
   auto sched = std::make_unique<detail::Schedule>();
   if (count > 0) detail::add_reduce(*sched, sendbuf, recvbuf, count, type, op, root, s->rank, s->size);
-  return detail::run(comm, std::move(sched), request);
-}
-
-int allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
-              const Comm& comm, Request* request, const char* fn) {
-  detail::RangeState* s = nullptr;
-  int rc = check_reduction(comm, count, type, op, fn, &s);
-  if (rc != MPI_SUCCESS) return rc;
-  if (sendbuf == MPI_IN_PLACE) sendbuf = recvbuf;
-  auto sched = std::make_unique<detail::Schedule>();
-  if (count > 0) {
-    // Non-roots reduce from sendbuf; recvbuf only ever receives the final result.
-    detail::add_reduce(*sched, sendbuf, recvbuf, count, type, op, 0, s->rank, s->size);
-    detail::add_bcast(*sched, recvbuf, count, type, 0, s->rank, s->size);
-  }
   return detail::run(comm, std::move(sched), request);
 }
 
@@ -57,17 +33,6 @@ int Ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MP
             int root, const Comm& comm, Request* request) {
   if (!request) return detail::raise(MPI_COMM_WORLD, MPI_ERR_REQUEST, "Ireduce: request is null");
   return reduce(sendbuf, recvbuf, count, type, op, root, comm, request, "Ireduce");
-}
-
-int Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
-              const Comm& comm) {
-  return allreduce(sendbuf, recvbuf, count, type, op, comm, nullptr, "Allreduce");
-}
-
-int Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
-               const Comm& comm, Request* request) {
-  if (!request) return detail::raise(MPI_COMM_WORLD, MPI_ERR_REQUEST, "Iallreduce: request is null");
-  return allreduce(sendbuf, recvbuf, count, type, op, comm, request, "Iallreduce");
 }
 
 }  // namespace rangecomm
