@@ -125,8 +125,10 @@ const std::vector<Setting> kBcastSettings = {
 
 const std::vector<Setting> kAllreduceSettings = {
     {"defaults", {}},
-    {"recursive doubling", {{"RANGECOMM_ALLREDUCE_SHORT_BYTES", "1000000000"}}},
-    {"ring", {{"RANGECOMM_ALLREDUCE_SHORT_BYTES", "0"}}},
+    {"binomial reduce, recursive doubling allreduce",
+     {{"RANGECOMM_REDUCE_SHORT_BYTES", "1000000000"}, {"RANGECOMM_ALLREDUCE_SHORT_BYTES", "1000000000"}}},
+    {"ring reduce-scatter based reduce and allreduce",
+     {{"RANGECOMM_REDUCE_SHORT_BYTES", "0"}, {"RANGECOMM_ALLREDUCE_SHORT_BYTES", "0"}}},
 };
 
 }  // namespace

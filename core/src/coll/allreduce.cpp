@@ -48,27 +48,14 @@ void add_recursive_doubling(Schedule& s, void* buf, int count, MPI_Datatype type
 
 void add_ring(Schedule& s, void* buf, int count, MPI_Datatype type, MPI_Op op, int rank,
               int size) {
-  MPI_Aint lb = 0, extent = 0;
-  MPI_Type_get_extent(type, &lb, &extent);
-  auto first = [&](int b) { return static_cast<long long>(count) * b / size; };
-  auto block = [&](int b) { return static_cast<char*>(buf) + first(b) * extent; };
-  auto length = [&](int b) { return static_cast<int>(first(b + 1) - first(b)); };
-  int right = (rank + 1) % size, left = (rank - 1 + size) % size;
-  void* tmp = s.scratch(length(0) + 1, type);  // the largest block
-  // Reduce-scatter: after step k this process holds the sum of k + 2 contributions to block
-  // (rank - k - 1); after p - 1 steps, block (rank + 1) is complete here.
-  for (int k = 0; k < size - 1; ++k) {
-    int send_block = (rank - k + size) % size, recv_block = (rank - k - 1 + size) % size;
-    s.send(block(send_block), length(send_block), type, right);
-    s.recv(tmp, length(recv_block), type, left);
-    s.end_round();
-    s.reduce(tmp, block(recv_block), length(recv_block), type, op);
-  }
+  detail::Blocks blocks(buf, count, type, size);
+  detail::add_ring_reduce_scatter(s, blocks, type, op, rank, size);
   // Allgather: pass the complete blocks around the ring.
+  int right = (rank + 1) % size, left = (rank - 1 + size) % size;
   for (int k = 0; k < size - 1; ++k) {
     int send_block = (rank + 1 - k + size) % size, recv_block = (rank - k + size) % size;
-    s.send(block(send_block), length(send_block), type, right);
-    s.recv(block(recv_block), length(recv_block), type, left);
+    s.send(blocks.at(send_block), blocks.length(send_block), type, right);
+    s.recv(blocks.at(recv_block), blocks.length(recv_block), type, left);
     s.end_round();
   }
 }

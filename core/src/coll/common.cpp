@@ -50,6 +50,21 @@ int run(const Comm& comm, std::unique_ptr<Schedule> schedule, Request* request) 
   return request ? MPI_SUCCESS : Wait(&local, MPI_STATUS_IGNORE);
 }
 
+void add_ring_reduce_scatter(Schedule& s, const Blocks& blocks, MPI_Datatype type, MPI_Op op,
+                             int rank, int size) {
+  int right = (rank + 1) % size, left = (rank - 1 + size) % size;
+  void* tmp = s.scratch(blocks.largest(), type);
+  // After step k this process holds k + 2 contributions to block (rank - k - 1).
+  for (int k = 0; k < size - 1; ++k) {
+    int send_block = (rank - k + size) % size, recv_block = (rank - k - 1 + size) % size;
+    s.send(blocks.at(send_block), blocks.length(send_block), type, right);
+    s.recv(tmp, blocks.length(recv_block), type, left);
+    s.end_round();
+    s.reduce(tmp, blocks.at(recv_block), blocks.length(recv_block), type, op);
+  }
+  s.end_round();
+}
+
 void add_bcast(Schedule& s, void* buf, int count, MPI_Datatype type, int root, int rank, int size) {
   int v = relative(rank, root, size);
   int mask = 1;

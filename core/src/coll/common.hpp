@@ -31,6 +31,29 @@ inline int absolute(int rel, int root, int size) { return (rel + root) % size; }
 
 // Appends a binomial-tree broadcast of buf from root.
 void add_bcast(Schedule& s, void* buf, int count, MPI_Datatype type, int root, int rank, int size);
+// A buffer of count elements cut into `parts` blocks whose sizes differ by at most one.
+class Blocks {
+ public:
+  Blocks(void* buf, int count, MPI_Datatype type, int parts) : buf_(static_cast<char*>(buf)), count_(count), parts_(parts) {
+    MPI_Aint lb = 0;
+    MPI_Type_get_extent(type, &lb, &extent_);
+  }
+  long long first(int b) const { return static_cast<long long>(count_) * b / parts_; }
+  int length(int b) const { return static_cast<int>(first(b + 1) - first(b)); }
+  char* at(int b) const { return buf_ + first(b) * extent_; }
+  int largest() const { return length(parts_ - 1); }
+
+ private:
+  char* buf_;
+  int count_, parts_;
+  MPI_Aint extent_ = 0;
+};
+
+// Appends a ring reduce-scatter over the blocks of buf (a commutative op): p - 1 steps, after
+// which block (rank + 1) % size of buf holds the full reduction of that block.
+void add_ring_reduce_scatter(Schedule& s, const Blocks& blocks, MPI_Datatype type, MPI_Op op,
+                             int rank, int size);
+
 // Appends a pipelined chain broadcast in segments of segment_count elements.
 void add_chain_bcast(Schedule& s, void* buf, int count, MPI_Datatype type, int root, int rank,
                      int size, int segment_count);

@@ -1,10 +1,32 @@
-// Reduce: a binomial tree (rank order kept for non-commutative operations).
+// Reduce: a binomial tree for short messages and non-commutative operations (rank order kept);
+// for long messages with a commutative operation, a ring reduce-scatter and each block sent to
+// the root, so no process sends or receives much more than the message twice.
 #include "common.hpp"
 #include "rangecomm/collectives.hpp"
+#include "tuning.hpp"
 
 namespace rangecomm {
 
 namespace {
+
+void add_ring_reduce(detail::Schedule& s, const void* sendbuf, void* recvbuf, int count,
+                     MPI_Datatype type, MPI_Op op, int root, int rank, int size) {
+  // recvbuf is insignificant off the root: work in scratch there.
+  void* work = rank == root ? recvbuf : s.scratch(count, type);
+  s.copy(sendbuf, count, type, work, count, type);
+  detail::Blocks blocks(work, count, type, size);
+  detail::add_ring_reduce_scatter(s, blocks, type, op, rank, size);
+  int mine = (rank + 1) % size;  // the block completed here
+  if (rank != root) {
+    s.send(blocks.at(mine), blocks.length(mine), type, root);
+  } else {
+    for (int r = 0; r < size; ++r) {
+      int b = (r + 1) % size;
+      if (r != root) s.recv(blocks.at(b), blocks.length(b), type, r);
+    }
+  }
+  s.end_round();
+}
 
 int reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, int root,
            const Comm& comm, Request* request, const char* fn) {
@@ -18,7 +40,17 @@ int reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI
     sendbuf = recvbuf;
   }
   auto sched = std::make_unique<detail::Schedule>();
-  if (count > 0) detail::add_reduce(*sched, sendbuf, recvbuf, count, type, op, root, s->rank, s->size);
+  int type_size = 0;
+  MPI_Type_size(type, &type_size);
+  long long bytes = static_cast<long long>(count) * type_size;
+  if (count == 0) {
+    // nothing to do
+  } else if (bytes < detail::tuning("REDUCE_SHORT_BYTES", 65536) || count < s->size ||
+             !detail::commutative(op)) {
+    detail::add_reduce(*sched, sendbuf, recvbuf, count, type, op, root, s->rank, s->size);
+  } else {
+    add_ring_reduce(*sched, sendbuf, recvbuf, count, type, op, root, s->rank, s->size);
+  }
   return detail::run(comm, std::move(sched), request);
 }
 
