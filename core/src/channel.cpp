@@ -101,7 +101,7 @@ void Channel::unregister_range(RangeState* range) {
     *pos = bucket.back();
     bucket.pop_back();
   }
-  if (bucket.empty()) live_.erase(it);
+  // An empty bucket stays: create/free cycles of the same range then allocate nothing here.
 }
 
 RangeState* Channel::find_range(std::uint32_t ctx, int root_source) const {
