@@ -36,7 +36,7 @@ void* Schedule::scratch(int count, MPI_Datatype type) {
   MPI_Type_get_extent(type, &lb, &extent);
   MPI_Type_get_true_extent(type, &true_lb, &true_extent);
   size_t bytes = count > 0 ? static_cast<size_t>(true_extent + (count - 1) * extent) : 0;
-  scratch_.push_back(std::make_unique<char[]>(std::max<size_t>(bytes, 1)));
+  scratch_.emplace_back(new char[std::max<size_t>(bytes, 1)]);  // uninitialised: every byte is written before it is read
   return scratch_.back().get() - true_lb;
 }
 

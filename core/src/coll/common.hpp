@@ -25,6 +25,27 @@ int check_reduction(const Comm& comm, int count, MPI_Datatype type, MPI_Op op, c
 // Starts the schedule; waits for it when request is null (a blocking collective).
 int run(const Comm& comm, std::unique_ptr<Schedule> schedule, Request* request);
 
+// Address of element `index` of a buffer of `type`.
+inline char* block_at(void* buf, long long index, MPI_Datatype type) {
+  MPI_Aint lb = 0, extent = 0;
+  MPI_Type_get_extent(type, &lb, &extent);
+  return static_cast<char*>(buf) + index * extent;
+}
+inline const char* block_at(const void* buf, long long index, MPI_Datatype type) {
+  return block_at(const_cast<void*>(buf), index, type);
+}
+
+inline long long bytes_of(int count, MPI_Datatype type) {
+  int size = 0;
+  MPI_Type_size(type, &size);
+  return static_cast<long long>(count) * size;
+}
+
+// The binomial tree on ranks relative to the root: v's parent is v without its lowest set bit;
+// its children are v + m for powers of two m below that bit; v's subtree is v .. v + span - 1.
+inline int lowest_bit(int v, int size) { return v == 0 ? size : (v & -v); }
+inline int subtree_span(int v, int size) { return std::min(lowest_bit(v, size), size - v); }
+
 // Rank arithmetic relative to a root.
 inline int relative(int rank, int root, int size) { return (rank - root + size) % size; }
 inline int absolute(int rel, int root, int size) { return (rel + root) % size; }

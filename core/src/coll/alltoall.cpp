@@ -1,0 +1,282 @@
+// All-to-all family. Alltoall: Bruck's algorithm for short blocks (ceil(log2 p) rounds, each
+// moving about half the blocks, so latency rather than volume dominates) and pairwise exchange
+// for long ones (p - 1 rounds, round k sending to r + k and receiving from r - k: every block
+// travels once and each process talks to one peer at a time). Alltoallv/w: every message posted
+// in one round for moderate p, pairwise exchange beyond. MPI_IN_PLACE: the blocks to send are
+// copied out of recvbuf first.
+#include <climits>
+#include <vector>
+
+#include "common.hpp"
+#include "rangecomm/collectives.hpp"
+#include "tuning.hpp"
+
+namespace rangecomm {
+
+namespace {
+
+using detail::Schedule;
+
+MPI_Aint extent_of(MPI_Datatype type) {
+  MPI_Aint lb = 0, extent = 0;
+  MPI_Type_get_extent(type, &lb, &extent);
+  return extent;
+}
+
+long long bytes_of(int count, MPI_Datatype type) {
+  int size = 0;
+  MPI_Type_size(type, &size);
+  return static_cast<long long>(count) * size;
+}
+
+char* at(const void* base, MPI_Aint offset) {
+  return const_cast<char*>(static_cast<const char*>(base)) + offset;
+}
+
+// What one process sends to, or receives from, one peer.
+struct Part {
+  void* buf;
+  int count;
+  MPI_Datatype type;
+  bool empty() const { return bytes_of(count, type) == 0; }
+};
+
+// Sends[j] to rank j, recvs[j] from rank j. Zero-byte messages are skipped on both sides (equal
+// signatures make both sides agree). In place, sends alias recvs: each block leaves through a
+// scratch copy made before anything arrives, and the own block stays where it is.
+void add_exchange(Schedule& s, std::vector<Part> sends, const std::vector<Part>& recvs,
+                  bool in_place, bool pairwise, int rank, int size) {
+  if (in_place) {
+    for (int j = 0; j < size; ++j) {
+      if (j == rank || recvs[j].empty()) continue;
+      const Part& r = recvs[j];
+      sends[j] = {s.scratch(r.count, r.type), r.count, r.type};
+      s.copy(r.buf, r.count, r.type, sends[j].buf, r.count, r.type);
+    }
+  } else {
+    const Part &in = sends[rank], &out = recvs[rank];
+    s.copy(in.buf, in.count, in.type, out.buf, out.count, out.type);
+  }
+  for (int k = 1; k < size; ++k) {
+    int to = (rank + k) % size, from = (rank - k + size) % size;
+    if (!sends[to].empty()) s.send(sends[to].buf, sends[to].count, sends[to].type, to);
+    if (!recvs[from].empty()) s.recv(recvs[from].buf, recvs[from].count, recvs[from].type, from);
+    if (pairwise) s.end_round();
+  }
+  s.end_round();
+}
+
+// Bruck: rotate so that block i is for rank r + i, then for k = 1, 2, 4, ... pass the blocks
+// whose index has bit k set to rank r + k (they travel that far); block i then holds the data
+// of rank r - i for this process, and a reversed rotation puts it in place. Every intermediate
+// buffer is laid out as consecutive blocks of rc elements of rt, so any run of blocks is one
+// (buffer, count, type) triple whatever the datatype.
+void add_bruck(Schedule& s, const void* sendbuf, int sc, MPI_Datatype st, void* recvbuf, int rc,
+               MPI_Datatype rt, int rank, int size) {
+  MPI_Aint sblock = sc * extent_of(st), rblock = rc * extent_of(rt);
+  auto block = [rblock](void* base, int i) { return at(base, i * rblock); };
+  void* tmp = s.scratch(size * rc, rt);
+  s.copy(at(sendbuf, rank * sblock), (size - rank) * sc, st, tmp, (size - rank) * rc, rt);
+  s.copy(sendbuf, rank * sc, st, block(tmp, size - rank), rank * rc, rt);
+  void* pack = s.scratch(size / 2 * rc, rt);  // bit k is set in at most half the indices
+  void* incoming = s.scratch(size / 2 * rc, rt);
+  for (int k = 1; k < size; k <<= 1) {
+    // The indices with bit k set: runs [start, start + k) for start = k, 3k, 5k, ...; a single
+    // run leaves straight from tmp.
+    bool one_run = 3 * k >= size;
+    int blocks = 0;
+    for (int start = k; start < size; start += 2 * k) {
+      int len = std::min(k, size - start);
+      if (!one_run) s.copy(block(tmp, start), len * rc, rt, block(pack, blocks), len * rc, rt);
+      blocks += len;
+    }
+    s.send(one_run ? block(tmp, k) : pack, blocks * rc, rt, (rank + k) % size);
+    s.recv(incoming, blocks * rc, rt, (rank - k + size) % size);
+    s.end_round();
+    blocks = 0;
+    for (int start = k; start < size; start += 2 * k) {
+      int len = std::min(k, size - start);
+      s.copy(block(incoming, blocks), len * rc, rt, block(tmp, start), len * rc, rt);
+      blocks += len;
+    }
+  }
+  for (int i = 0; i < size; ++i)
+    s.copy(block(tmp, i), rc, rt, block(recvbuf, (rank - i + size) % size), rc, rt);
+  s.end_round();
+}
+
+int check_comm_and_recvbuf(const Comm& comm, const void* recvbuf, const char* fn,
+                           detail::RangeState** s) {
+  int rc = detail::check_comm(comm, fn, s);
+  if (rc == MPI_SUCCESS && recvbuf == MPI_IN_PLACE)
+    rc = detail::raise((*s)->errcomm(), MPI_ERR_BUFFER, "%s: recvbuf is MPI_IN_PLACE", fn);
+  return rc;
+}
+
+int alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+             int recvcount, MPI_Datatype recvtype, const Comm& comm, Request* request,
+             const char* fn) {
+  detail::RangeState* s = nullptr;
+  int rc = check_comm_and_recvbuf(comm, recvbuf, fn, &s);
+  bool in_place = sendbuf == MPI_IN_PLACE;
+  if (rc == MPI_SUCCESS && !in_place) rc = detail::check_buffer(*s, sendcount, sendtype, fn);
+  if (rc == MPI_SUCCESS) rc = detail::check_buffer(*s, recvcount, recvtype, fn);
+  if (rc != MPI_SUCCESS) return rc;
+  if (in_place) {
+    sendbuf = recvbuf;
+    sendcount = recvcount;
+    sendtype = recvtype;
+  }
+  auto sched = std::make_unique<Schedule>();
+  long long bytes = bytes_of(recvcount, recvtype);  // the same on every process
+  if (bytes == 0) {
+    // nothing to move
+  } else if (s->size == 1) {
+    sched->copy(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
+  } else if (bytes < detail::tuning("ALLTOALL_SHORT_BYTES", 256) &&
+             static_cast<long long>(std::max(sendcount, recvcount)) * s->size <= INT_MAX) {
+    // (Bruck counts all blocks at once.)
+    add_bruck(*sched, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, s->rank, s->size);
+  } else {
+    MPI_Aint sblock = sendcount * extent_of(sendtype), rblock = recvcount * extent_of(recvtype);
+    std::vector<Part> sends, recvs;
+    for (int j = 0; j < s->size; ++j) {
+      sends.push_back({at(sendbuf, j * sblock), sendcount, sendtype});
+      recvs.push_back({at(recvbuf, j * rblock), recvcount, recvtype});
+    }
+    add_exchange(*sched, std::move(sends), recvs, in_place, true, s->rank, s->size);
+  }
+  return detail::run(comm, std::move(sched), request);
+}
+
+// Checks one side's arrays of Alltoallv/w (types null for Alltoallv: its single type is checked
+// by the caller).
+int check_parts(const detail::RangeState& s, const int counts[], const int displs[],
+                const MPI_Datatype types[], bool need_types, const char* side, const char* fn) {
+  if (!counts || !displs || (need_types && !types))
+    return detail::raise(s.errcomm(), MPI_ERR_ARG, "%s: null %s count, displacement or type array",
+                         fn, side);
+  for (int j = 0; j < s.size; ++j) {
+    if (counts[j] < 0)
+      return detail::raise(s.errcomm(), MPI_ERR_COUNT, "%s: %s count %d for rank %d is negative",
+                           fn, side, counts[j], j);
+    if (need_types && types[j] == MPI_DATATYPE_NULL)
+      return detail::raise(s.errcomm(), MPI_ERR_TYPE, "%s: %s type for rank %d is MPI_DATATYPE_NULL",
+                           fn, side, j);
+  }
+  return MPI_SUCCESS;
+}
+
+// The common core of Alltoallv and Alltoallw: displacements in bytes, one type per peer (for
+// Alltoallv the caller passes its single type for every peer and scaled displacements).
+int alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Aint sbytes[],
+              const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+              const MPI_Aint rbytes[], const MPI_Datatype recvtypes[], const Comm& comm,
+              Request* request) {
+  const detail::RangeState& s = *comm.state();
+  bool in_place = sendbuf == MPI_IN_PLACE;
+  std::vector<Part> sends(s.size), recvs(s.size);
+  for (int j = 0; j < s.size; ++j) {
+    recvs[j] = {at(recvbuf, rbytes[j]), recvcounts[j], recvtypes[j]};
+    sends[j] = in_place ? recvs[j] : Part{at(sendbuf, sbytes[j]), sendcounts[j], sendtypes[j]};
+  }
+  bool pairwise = s.size > detail::tuning("ALLTOALLV_LINEAR_MAX_SIZE", 32);
+  auto sched = std::make_unique<Schedule>();
+  add_exchange(*sched, std::move(sends), recvs, in_place, pairwise, s.rank, s.size);
+  return detail::run(comm, std::move(sched), request);
+}
+
+int alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+              MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
+              MPI_Datatype recvtype, const Comm& comm, Request* request, const char* fn) {
+  detail::RangeState* s = nullptr;
+  int rc = check_comm_and_recvbuf(comm, recvbuf, fn, &s);
+  bool in_place = sendbuf == MPI_IN_PLACE;
+  if (rc == MPI_SUCCESS && !in_place)
+    rc = check_parts(*s, sendcounts, sdispls, nullptr, false, "send", fn);
+  if (rc == MPI_SUCCESS && !in_place) rc = detail::check_buffer(*s, 0, sendtype, fn);
+  if (rc == MPI_SUCCESS) rc = check_parts(*s, recvcounts, rdispls, nullptr, false, "receive", fn);
+  if (rc == MPI_SUCCESS) rc = detail::check_buffer(*s, 0, recvtype, fn);
+  if (rc != MPI_SUCCESS) return rc;
+  std::vector<MPI_Aint> sbytes(s->size), rbytes(s->size);
+  std::vector<MPI_Datatype> stypes(s->size, sendtype), rtypes(s->size, recvtype);
+  MPI_Aint sext = in_place ? 0 : extent_of(sendtype), rext = extent_of(recvtype);
+  for (int j = 0; j < s->size; ++j) {
+    if (!in_place) sbytes[j] = sdispls[j] * sext;
+    rbytes[j] = rdispls[j] * rext;
+  }
+  return alltoallw(sendbuf, sendcounts, sbytes.data(), stypes.data(), recvbuf, recvcounts,
+                   rbytes.data(), rtypes.data(), comm, request);
+}
+
+int alltoallw_checked(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                      const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                      const int rdispls[], const MPI_Datatype recvtypes[], const Comm& comm,
+                      Request* request, const char* fn) {
+  detail::RangeState* s = nullptr;
+  int rc = check_comm_and_recvbuf(comm, recvbuf, fn, &s);
+  bool in_place = sendbuf == MPI_IN_PLACE;
+  if (rc == MPI_SUCCESS && !in_place)
+    rc = check_parts(*s, sendcounts, sdispls, sendtypes, true, "send", fn);
+  if (rc == MPI_SUCCESS) rc = check_parts(*s, recvcounts, rdispls, recvtypes, true, "receive", fn);
+  if (rc != MPI_SUCCESS) return rc;
+  std::vector<MPI_Aint> sbytes(s->size), rbytes(s->size);
+  for (int j = 0; j < s->size; ++j) {
+    if (!in_place) sbytes[j] = sdispls[j];
+    rbytes[j] = rdispls[j];
+  }
+  return alltoallw(sendbuf, sendcounts, sbytes.data(), sendtypes, recvbuf, recvcounts,
+                   rbytes.data(), recvtypes, comm, request);
+}
+
+int null_request(const char* fn) {
+  return detail::raise(MPI_COMM_WORLD, MPI_ERR_REQUEST, "%s: request is null", fn);
+}
+
+}  // namespace
+
+int Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+             int recvcount, MPI_Datatype recvtype, const Comm& comm) {
+  return alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, nullptr,
+                  "Alltoall");
+}
+
+int Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+              int recvcount, MPI_Datatype recvtype, const Comm& comm, Request* request) {
+  if (!request) return null_request("Ialltoall");
+  return alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request,
+                  "Ialltoall");
+}
+
+int Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+              MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
+              MPI_Datatype recvtype, const Comm& comm) {
+  return alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                   recvtype, comm, nullptr, "Alltoallv");
+}
+
+int Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+               MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+               const int rdispls[], MPI_Datatype recvtype, const Comm& comm, Request* request) {
+  if (!request) return null_request("Ialltoallv");
+  return alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                   recvtype, comm, request, "Ialltoallv");
+}
+
+int Alltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
+              const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+              const int rdispls[], const MPI_Datatype recvtypes[], const Comm& comm) {
+  return alltoallw_checked(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                           rdispls, recvtypes, comm, nullptr, "Alltoallw");
+}
+
+int Ialltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
+               const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+               const int rdispls[], const MPI_Datatype recvtypes[], const Comm& comm,
+               Request* request) {
+  if (!request) return null_request("Ialltoallw");
+  return alltoallw_checked(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                           rdispls, recvtypes, comm, request, "Ialltoallw");
+}
+
+}  // namespace rangecomm

@@ -1,0 +1,184 @@
+// Gather and Gatherv. Gather: a binomial tree for small totals (ceil(log2 p) levels; the root
+// takes that many messages instead of p - 1), a linear gather for large ones (every block
+// crosses one link only). Gatherv: linear — only the root knows the counts, so no other process
+// could forward a subtree's blocks.
+//
+// Tree intermediates hold their subtree's blocks as MPI_PACKED bytes: recvtype means nothing
+// off the root, and a typed message may be received as MPI_PACKED, a packed one with any type of
+// the same signature. Only the root receives typed data; a subtree whose blocks wrap past the
+// last rank reaches the root as two messages, so that each lands in one stretch of recvbuf.
+#include <climits>
+#include <vector>
+
+#include "common.hpp"
+#include "rangecomm/collectives.hpp"
+#include "tuning.hpp"
+
+namespace rangecomm {
+
+namespace {
+
+using detail::Schedule;
+
+using detail::block_at;
+using detail::bytes_of;
+using detail::lowest_bit;
+using detail::subtree_span;
+
+// What the root receives: the root's own block, and each child's subtree of blocks straight
+// into recvbuf (split where the subtree wraps past the last rank).
+void add_tree_root(Schedule& s, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                   void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, int size) {
+  if (sendbuf != MPI_IN_PLACE)
+    s.copy(sendbuf, sendcount, sendtype, block_at(recvbuf, 1LL * root * recvcount, recvtype),
+           recvcount, recvtype);
+  for (int m = 1; m < size; m <<= 1) {
+    int first = (root + m) % size, span = subtree_span(m, size);
+    int head = std::min(span, size - first);  // blocks before the wrap
+    s.recv(block_at(recvbuf, 1LL * first * recvcount, recvtype), head * recvcount, recvtype,
+           first);
+    if (head < span) s.recv(recvbuf, (span - head) * recvcount, recvtype, first);
+  }
+}
+
+// A non-root v: collect its children's packed blocks behind its own, then pass them all up.
+void add_tree_member(Schedule& s, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                     MPI_Comm pack_comm, int root, int rank, int size) {
+  int v = detail::relative(rank, root, size), span = subtree_span(v, size);
+  int parent = detail::absolute(v - lowest_bit(v, size), root, size);
+  if (span == 1) {  // a leaf sends its block as it is
+    s.send(sendbuf, sendcount, sendtype, parent);
+    return;
+  }
+  int bound = 0;
+  MPI_Pack_size(sendcount, sendtype, pack_comm, &bound);
+  char* packed = static_cast<char*>(s.scratch(span * bound, MPI_PACKED));
+  int block = 0;  // exact packed size of one block; the same for every block of this signature
+  // The send buffer holds its data from the call on, so the own block is packed right away.
+  MPI_Pack(sendbuf, sendcount, sendtype, packed, span * bound, &block, pack_comm);
+  for (int m = 1; m < lowest_bit(v, size) && v + m < size; m <<= 1)
+    s.recv(packed + m * block, subtree_span(v + m, size) * block, MPI_PACKED,
+           detail::absolute(v + m, root, size));
+  s.end_round();
+  int first = detail::absolute(v, root, size);
+  int head = parent == root ? std::min(span, size - first) : span;
+  s.send(packed, head * block, MPI_PACKED, parent);
+  if (head < span) s.send(packed + head * block, (span - head) * block, MPI_PACKED, parent);
+}
+
+void add_linear(Schedule& s, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                void* recvbuf, const int* recvcounts, const int* displs, MPI_Datatype recvtype,
+                int root, int rank, int size) {
+  if (rank != root) {
+    if (bytes_of(sendcount, sendtype) > 0) s.send(sendbuf, sendcount, sendtype, root);
+    return;
+  }
+  for (int i = 0; i < size; ++i) {
+    void* block = block_at(recvbuf, displs[i], recvtype);
+    if (i == root) {
+      if (sendbuf != MPI_IN_PLACE)
+        s.copy(sendbuf, sendcount, sendtype, block, recvcounts[i], recvtype);
+    } else if (bytes_of(recvcounts[i], recvtype) > 0) {
+      s.recv(block, recvcounts[i], recvtype, i);
+    }
+  }
+}
+
+// The checks every gather shares; the root's receive arguments are the caller's business.
+int check_gather(const Comm& comm, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                 const void* recvbuf, int root, const char* fn, detail::RangeState** s) {
+  int rc = detail::check_comm(comm, fn, s);
+  if (rc == MPI_SUCCESS) rc = detail::check_root(**s, root, fn);
+  if (rc != MPI_SUCCESS) return rc;
+  bool is_root = (*s)->rank == root;
+  if (sendbuf == MPI_IN_PLACE && !is_root)
+    return detail::raise((*s)->errcomm(), MPI_ERR_BUFFER, "%s: MPI_IN_PLACE is only for the root", fn);
+  if (is_root && recvbuf == MPI_IN_PLACE)
+    return detail::raise((*s)->errcomm(), MPI_ERR_BUFFER, "%s: recvbuf cannot be MPI_IN_PLACE", fn);
+  if (sendbuf != MPI_IN_PLACE) return detail::check_buffer(**s, sendcount, sendtype, fn);
+  return MPI_SUCCESS;
+}
+
+int gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+           int recvcount, MPI_Datatype recvtype, int root, const Comm& comm, Request* request,
+           const char* fn) {
+  detail::RangeState* s = nullptr;
+  int rc = check_gather(comm, sendbuf, sendcount, sendtype, recvbuf, root, fn, &s);
+  bool is_root = rc == MPI_SUCCESS && s->rank == root;
+  if (is_root) rc = detail::check_buffer(*s, recvcount, recvtype, fn);
+  if (rc != MPI_SUCCESS) return rc;
+  // Every process sees the same block size: equal type signatures.
+  long long block = is_root ? bytes_of(recvcount, recvtype) : bytes_of(sendcount, sendtype);
+  long long total = block * s->size;
+  auto sched = std::make_unique<Schedule>();
+  if (block == 0) {
+    // nothing to move
+  } else if (total < detail::tuning("GATHER_SHORT_BYTES", 65536) && total <= INT_MAX) {
+    if (is_root)
+      add_tree_root(*sched, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+                    s->size);
+    else
+      add_tree_member(*sched, sendbuf, sendcount, sendtype, s->lane_comm(), root, s->rank,
+                      s->size);
+  } else {
+    std::vector<int> counts, displs;
+    if (is_root) {
+      counts.assign(s->size, recvcount);
+      for (int i = 0; i < s->size; ++i) displs.push_back(i * recvcount);
+    }
+    add_linear(*sched, sendbuf, sendcount, sendtype, recvbuf, counts.data(), displs.data(),
+               recvtype, root, s->rank, s->size);
+  }
+  return detail::run(comm, std::move(sched), request);
+}
+
+int gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+            const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+            const Comm& comm, Request* request, const char* fn) {
+  detail::RangeState* s = nullptr;
+  int rc = check_gather(comm, sendbuf, sendcount, sendtype, recvbuf, root, fn, &s);
+  if (rc != MPI_SUCCESS) return rc;
+  if (s->rank == root) {
+    if (recvcounts == nullptr || displs == nullptr)
+      return detail::raise(s->errcomm(), MPI_ERR_ARG, "%s: recvcounts or displs is null", fn);
+    for (int i = 0; i < s->size && rc == MPI_SUCCESS; ++i)
+      rc = detail::check_buffer(*s, recvcounts[i], recvtype, fn);
+    if (rc != MPI_SUCCESS) return rc;
+  }
+  auto sched = std::make_unique<Schedule>();
+  add_linear(*sched, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
+             s->rank, s->size);
+  return detail::run(comm, std::move(sched), request);
+}
+
+}  // namespace
+
+int Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+           int recvcount, MPI_Datatype recvtype, int root, const Comm& comm) {
+  return gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, nullptr,
+                "Gather");
+}
+
+int Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+            int recvcount, MPI_Datatype recvtype, int root, const Comm& comm, Request* request) {
+  if (!request) return detail::raise(MPI_COMM_WORLD, MPI_ERR_REQUEST, "Igather: request is null");
+  return gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request,
+                "Igather");
+}
+
+int Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+            const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+            const Comm& comm) {
+  return gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm,
+                 nullptr, "Gatherv");
+}
+
+int Igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+             const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+             const Comm& comm, Request* request) {
+  if (!request) return detail::raise(MPI_COMM_WORLD, MPI_ERR_REQUEST, "Igatherv: request is null");
+  return gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm,
+                 request, "Igatherv");
+}
+
+}  // namespace rangecomm

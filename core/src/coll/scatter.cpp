@@ -1,0 +1,183 @@
+// Scatter and Scatterv. Scatter: a binomial tree for small totals (ceil(log2 p) levels), a
+// linear scatter for large ones (every block crosses one link only). Scatterv: linear — only
+// the root knows the counts, so no other process could forward a subtree's blocks.
+//
+// The tree is gather's run backwards. Each process gets its own block as a typed message of its
+// own, straight into recvbuf, and the rest of its subtree's blocks as MPI_PACKED bytes (sendtype
+// means nothing off the root; a packed message matches any type of the same signature). Blocks
+// the root sends that wrap past the last rank go as two messages, each from one stretch of
+// sendbuf.
+#include <climits>
+#include <vector>
+
+#include "common.hpp"
+#include "rangecomm/collectives.hpp"
+#include "tuning.hpp"
+
+namespace rangecomm {
+
+namespace {
+
+using detail::Schedule;
+
+using detail::block_at;
+using detail::bytes_of;
+using detail::lowest_bit;
+using detail::subtree_span;
+
+void add_tree_root(Schedule& s, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                   void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, int size) {
+  if (recvbuf != MPI_IN_PLACE)
+    s.copy(block_at(sendbuf, 1LL * root * sendcount, sendtype), sendcount, sendtype, recvbuf,
+           recvcount, recvtype);
+  for (int m = 1; m < size; m <<= 1) {
+    int child = (root + m) % size, rest = subtree_span(m, size) - 1;
+    s.send(block_at(sendbuf, 1LL * child * sendcount, sendtype), sendcount, sendtype, child);
+    if (rest == 0) continue;
+    int first = (child + 1) % size, head = std::min(rest, size - first);  // before the wrap
+    s.send(block_at(sendbuf, 1LL * first * sendcount, sendtype), head * sendcount, sendtype,
+           child);
+    if (head < rest) s.send(sendbuf, (rest - head) * sendcount, sendtype, child);
+  }
+}
+
+// A non-root v: its own block, then the packed blocks of v + 1 .. v + span - 1, which it hands
+// on to its children the same way.
+void add_tree_member(Schedule& s, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                     MPI_Comm pack_comm, int root, int rank, int size) {
+  int v = detail::relative(rank, root, size), rest = subtree_span(v, size) - 1;
+  int parent = detail::absolute(v - lowest_bit(v, size), root, size);
+  s.recv(recvbuf, recvcount, recvtype, parent);
+  if (rest == 0) return;
+  int block = 0;  // packed size of one block; the same for every block of this signature
+  MPI_Pack_size(recvcount, recvtype, pack_comm, &block);
+  char* packed = static_cast<char*>(s.scratch(rest * block, MPI_PACKED));
+  int first = (rank + 1) % size;
+  int head = parent == root ? std::min(rest, size - first) : rest;
+  s.recv(packed, head * block, MPI_PACKED, parent);
+  if (head < rest) s.recv(packed + head * block, (rest - head) * block, MPI_PACKED, parent);
+  s.end_round();
+  // Child v + m's blocks start at packed offset m - 1.
+  for (int m = 1; m < lowest_bit(v, size) && v + m < size; m <<= 1) {
+    int child = detail::absolute(v + m, root, size), child_rest = subtree_span(v + m, size) - 1;
+    s.send(packed + (m - 1) * block, block, MPI_PACKED, child);
+    if (child_rest > 0) s.send(packed + m * block, child_rest * block, MPI_PACKED, child);
+  }
+}
+
+void add_linear(Schedule& s, const void* sendbuf, const int* sendcounts, const int* displs,
+                MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                int root, int rank, int size) {
+  if (rank != root) {
+    if (bytes_of(recvcount, recvtype) > 0) s.recv(recvbuf, recvcount, recvtype, root);
+    return;
+  }
+  for (int i = 0; i < size; ++i) {
+    const char* block = block_at(sendbuf, displs[i], sendtype);
+    if (i == root) {
+      if (recvbuf != MPI_IN_PLACE)
+        s.copy(block, sendcounts[i], sendtype, recvbuf, recvcount, recvtype);
+    } else if (bytes_of(sendcounts[i], sendtype) > 0) {
+      s.send(block, sendcounts[i], sendtype, i);
+    }
+  }
+}
+
+// The checks every scatter shares; the root's send arguments are the caller's business.
+int check_scatter(const Comm& comm, const void* sendbuf, void* recvbuf, int recvcount,
+                  MPI_Datatype recvtype, int root, const char* fn, detail::RangeState** s) {
+  int rc = detail::check_comm(comm, fn, s);
+  if (rc == MPI_SUCCESS) rc = detail::check_root(**s, root, fn);
+  if (rc != MPI_SUCCESS) return rc;
+  bool is_root = (*s)->rank == root;
+  if (recvbuf == MPI_IN_PLACE && !is_root)
+    return detail::raise((*s)->errcomm(), MPI_ERR_BUFFER, "%s: MPI_IN_PLACE is only for the root", fn);
+  if (is_root && sendbuf == MPI_IN_PLACE)
+    return detail::raise((*s)->errcomm(), MPI_ERR_BUFFER, "%s: sendbuf cannot be MPI_IN_PLACE", fn);
+  if (recvbuf != MPI_IN_PLACE) return detail::check_buffer(**s, recvcount, recvtype, fn);
+  return MPI_SUCCESS;
+}
+
+int scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+            int recvcount, MPI_Datatype recvtype, int root, const Comm& comm, Request* request,
+            const char* fn) {
+  detail::RangeState* s = nullptr;
+  int rc = check_scatter(comm, sendbuf, recvbuf, recvcount, recvtype, root, fn, &s);
+  bool is_root = rc == MPI_SUCCESS && s->rank == root;
+  if (is_root) rc = detail::check_buffer(*s, sendcount, sendtype, fn);
+  if (rc != MPI_SUCCESS) return rc;
+  // Every process sees the same block size: equal type signatures.
+  long long block = is_root ? bytes_of(sendcount, sendtype) : bytes_of(recvcount, recvtype);
+  long long total = block * s->size;
+  auto sched = std::make_unique<Schedule>();
+  if (block == 0) {
+    // nothing to move
+  } else if (total < detail::tuning("SCATTER_SHORT_BYTES", 65536) && total <= INT_MAX) {
+    if (is_root)
+      add_tree_root(*sched, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+                    s->size);
+    else
+      add_tree_member(*sched, recvbuf, recvcount, recvtype, s->lane_comm(), root, s->rank,
+                      s->size);
+  } else {
+    std::vector<int> counts, displs;
+    if (is_root) {
+      counts.assign(s->size, sendcount);
+      for (int i = 0; i < s->size; ++i) displs.push_back(i * sendcount);
+    }
+    add_linear(*sched, sendbuf, counts.data(), displs.data(), sendtype, recvbuf, recvcount,
+               recvtype, root, s->rank, s->size);
+  }
+  return detail::run(comm, std::move(sched), request);
+}
+
+int scatterv(const void* sendbuf, const int sendcounts[], const int displs[],
+             MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+             const Comm& comm, Request* request, const char* fn) {
+  detail::RangeState* s = nullptr;
+  int rc = check_scatter(comm, sendbuf, recvbuf, recvcount, recvtype, root, fn, &s);
+  if (rc != MPI_SUCCESS) return rc;
+  if (s->rank == root) {
+    if (sendcounts == nullptr || displs == nullptr)
+      return detail::raise(s->errcomm(), MPI_ERR_ARG, "%s: sendcounts or displs is null", fn);
+    for (int i = 0; i < s->size && rc == MPI_SUCCESS; ++i)
+      rc = detail::check_buffer(*s, sendcounts[i], sendtype, fn);
+    if (rc != MPI_SUCCESS) return rc;
+  }
+  auto sched = std::make_unique<Schedule>();
+  add_linear(*sched, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
+             s->rank, s->size);
+  return detail::run(comm, std::move(sched), request);
+}
+
+}  // namespace
+
+int Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+            int recvcount, MPI_Datatype recvtype, int root, const Comm& comm) {
+  return scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, nullptr,
+                 "Scatter");
+}
+
+int Iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+             int recvcount, MPI_Datatype recvtype, int root, const Comm& comm, Request* request) {
+  if (!request) return detail::raise(MPI_COMM_WORLD, MPI_ERR_REQUEST, "Iscatter: request is null");
+  return scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request,
+                 "Iscatter");
+}
+
+int Scatterv(const void* sendbuf, const int sendcounts[], const int displs[],
+             MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+             const Comm& comm) {
+  return scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm,
+                  nullptr, "Scatterv");
+}
+
+int Iscatterv(const void* sendbuf, const int sendcounts[], const int displs[],
+              MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+              int root, const Comm& comm, Request* request) {
+  if (!request) return detail::raise(MPI_COMM_WORLD, MPI_ERR_REQUEST, "Iscatterv: request is null");
+  return scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm,
+                  request, "Iscatterv");
+}
+
+}  // namespace rangecomm
