@@ -4,6 +4,7 @@
 // travels once and each process talks to one peer at a time). Alltoallv/w: every message posted
 // in one round for moderate p, pairwise exchange beyond. MPI_IN_PLACE: the blocks to send are
 // copied out of recvbuf first.
+#include <algorithm>
 #include <climits>
 #include <vector>
 

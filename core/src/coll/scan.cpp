@@ -4,6 +4,8 @@
 // process has so far: it goes in front of both the result and the partial. A block from above
 // goes behind the partial only. So every reduction is lower ranks first, as a non-commutative
 // operation needs.
+#include <utility>
+
 #include "common.hpp"
 #include "rangecomm/collectives.hpp"
 
