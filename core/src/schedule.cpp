@@ -40,6 +40,41 @@ void* Schedule::scratch(int count, MPI_Datatype type) {
   return scratch_.back().get() - true_lb;
 }
 
+namespace {
+bool predefined(MPI_Datatype t) {
+  int ints = 0, addrs = 0, types = 0, combiner = MPI_COMBINER_NAMED;
+  MPI_Type_get_envelope(t, &ints, &addrs, &types, &combiner);
+  return combiner == MPI_COMBINER_NAMED;
+}
+}  // namespace
+
+int Schedule::hold_datatypes() {
+  auto hold = [this](MPI_Datatype& t) {
+    if (t == MPI_DATATYPE_NULL || predefined(t)) return MPI_SUCCESS;
+    for (auto& [user, dup] : held_)
+      if (user == t) {
+        t = dup;
+        return MPI_SUCCESS;
+      }
+    MPI_Datatype dup;
+    int rc = MPI_Type_dup(t, &dup);
+    if (rc != MPI_SUCCESS) return rc;
+    held_.emplace_back(t, dup);
+    t = dup;
+    return MPI_SUCCESS;
+  };
+  for (Step& step : steps_) {
+    int rc = hold(step.type);
+    if (rc == MPI_SUCCESS) rc = hold(step.out_type);
+    if (rc != MPI_SUCCESS) return rc;
+  }
+  return MPI_SUCCESS;
+}
+
+Schedule::~Schedule() {
+  for (auto& held : held_) MPI_Type_free(&held.second);
+}
+
 int local_copy(const void* in, int in_count, MPI_Datatype in_type, void* out, int out_count,
                MPI_Datatype out_type) {
   if (in_count == 0 || in == out) return MPI_SUCCESS;
@@ -92,6 +127,7 @@ class CollectiveOp final : public Operation {
  private:
   int start_round(size_t r);
   void post_recv(const Schedule::Step& s, MPI_Request* req);
+  void fail(int rc);
 
   std::shared_ptr<RangeState> range_;
   std::unique_ptr<Schedule> schedule_;
@@ -111,8 +147,7 @@ bool CollectiveOp::advance() {
       int rc = MPI_Testall(static_cast<int>(requests_.size()), requests_.data(), &flag,
                            MPI_STATUSES_IGNORE);
       if (rc != MPI_SUCCESS) {
-        rc_ = rc;
-        done_ = true;
+        fail(rc);
         break;
       }
       if (!flag) return false;
@@ -123,16 +158,26 @@ bool CollectiveOp::advance() {
       break;
     }
     int rc = start_round(next_round_++);
-    if (rc != MPI_SUCCESS) {
-      rc_ = rc;
-      done_ = true;
-    }
+    if (rc != MPI_SUCCESS) fail(rc);
   }
   // Scratch memory and the range go as soon as the collective is over: a completed collective
   // must not keep a freed communicator registered.
   schedule_.reset();
   range_.reset();
   return true;
+}
+
+// Ends the collective with an error: whatever is still posted is cancelled and released, so
+// nothing of it lingers in MPI.
+void CollectiveOp::fail(int rc) {
+  for (MPI_Request& r : requests_) {
+    if (r == MPI_REQUEST_NULL) continue;
+    MPI_Cancel(&r);
+    MPI_Request_free(&r);
+  }
+  requests_.clear();
+  rc_ = rc;
+  done_ = true;
 }
 
 void CollectiveOp::post_recv(const Schedule::Step& s, MPI_Request* req) {
@@ -174,6 +219,8 @@ int CollectiveOp::start_round(size_t r) {
 int start_schedule(const std::shared_ptr<RangeState>& range, std::unique_ptr<Schedule> schedule,
                    Operation** op) {
   schedule->close();
+  int rc = schedule->hold_datatypes();
+  if (rc != MPI_SUCCESS) return rc;
   auto* c = new CollectiveOp(range, std::move(schedule));
   if (!c->advance()) {
     c->ref();

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "operation.hpp"
@@ -46,6 +47,12 @@ class Schedule {
   // pointer is what MPI calls take as the buffer address).
   void* scratch(int count, MPI_Datatype type);
 
+  // Duplicates every derived datatype the steps use and switches the steps to the duplicates,
+  // so the user may free a type while the nonblocking collective is pending (MPI allows it).
+  // The duplicates are freed with the schedule.
+  int hold_datatypes();
+  ~Schedule();
+
   size_t rounds() const { return round_ends_.size(); }
   // Steps of round r: [begin, end).
   const Step* round_begin(size_t r) const { return steps_.data() + (r ? round_ends_[r - 1] : 0); }
@@ -56,6 +63,7 @@ class Schedule {
   std::vector<Step> steps_;
   std::vector<size_t> round_ends_;
   std::vector<std::unique_ptr<char[]>> scratch_;
+  std::vector<std::pair<MPI_Datatype, MPI_Datatype>> held_;  // (user's type, our duplicate)
 };
 
 // Runs a schedule on a range as one nonblocking operation, with the range's next collective

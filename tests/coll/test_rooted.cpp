@@ -296,3 +296,29 @@ TEST_CASE("bad collective arguments give the proper error class") {
   MPI_Error_class(rangecomm::Barrier(rangecomm::Comm()), &cls);
   CHECK(cls == MPI_ERR_COMM);
 }
+
+TEST_CASE("a derived datatype may be freed while a nonblocking collective uses it") {
+  auto w = world();
+  int p = w.size();
+  std::vector<int> data(2 * 64 + 1, -1), expected(2 * 64 + 1, -1);
+  for (int i = 0; i < 64; ++i) expected[2 * i] = 1000 + i;  // every other int, from rank 0
+  if (w.rank() == 0) data = expected;
+  for (int rounds = 0; rounds < 2; ++rounds) {
+    MPI_Datatype strided, resized;
+    MPI_Type_vector(1, 1, 2, MPI_INT, &strided);
+    MPI_Type_create_resized(strided, 0, 2 * sizeof(int), &resized);
+    MPI_Type_commit(&resized);
+    MPI_Type_free(&strided);
+    Request r;
+    // Force the pipelined chain so the type is used in many later rounds.
+    setenv("RANGECOMM_BCAST_PIPELINE_BYTES", "0", 1);
+    setenv("RANGECOMM_BCAST_SEGMENT_BYTES", "8", 1);
+    REQUIRE(rangecomm::Ibcast(data.data(), 64, resized, 0, w, &r) == MPI_SUCCESS);
+    unsetenv("RANGECOMM_BCAST_PIPELINE_BYTES");
+    unsetenv("RANGECOMM_BCAST_SEGMENT_BYTES");
+    MPI_Type_free(&resized);
+    REQUIRE(rangecomm::Wait(&r, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    CHECK(data == expected);
+  }
+  (void)p;
+}
