@@ -7,6 +7,8 @@
 //       range        rangecomm::Split_Comm on a range attached once to MPI_COMM_WORLD, followed
 //                    by rangecomm::Comm_free; both are inside the timed loop. Timed in batches
 //                    of many creations, per-creation time = batch time / batch size.
+//                    Also reported in thread CPU time (range_cpu), which leaves out the time a
+//                    rank spends descheduled when there are more ranks than cores.
 //       create_group MPI_Group_range_incl + MPI_Comm_create_group (both timed; the world group
 //                    is made once, the new group and communicator are freed untimed).
 //       split        MPI_Comm_split with color = half (timed; the free is untimed).
@@ -33,6 +35,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <string>
 #include <thread>
 #include <vector>
@@ -73,7 +76,8 @@ const char* const kUsage =
     "CSV columns: experiment,variant,param,ranks,median_us,min_us,max_us,ratio_vs_native\n"
     "  experiment create:   param = size of the half that rank 0 belongs to; times are per\n"
     "                       creation, max over ranks; ratio_vs_native = median / median of\n"
-    "                       create_group.\n"
+    "                       create_group. Variant range_cpu is range measured in thread CPU\n"
+    "                       time (leaves out time descheduled on an oversubscribed node).\n"
     "  experiment pingpong: param = message bytes; times are one-way latency on world rank 0;\n"
     "                       ratio_vs_native = median / median of native.\n";
 
@@ -196,8 +200,16 @@ Half my_half(int rank, int p) {
   return {h, p - 1, 1, p - h};
 }
 
-Stats bench_range_create(const rangecomm::Comm& world_range, const Half& half,
-                         const Options& o) {
+double thread_cpu_seconds() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+// Wall-clock statistics in *wall and, as a cross-check that leaves out the time a rank spends
+// descheduled on an oversubscribed node, the same statistics of thread CPU time in *cpu.
+void bench_range_create(const rangecomm::Comm& world_range, const Half& half, const Options& o,
+                        Stats* wall, Stats* cpu) {
   int world_rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
   // Untimed check that the half is what we think it is, then warm-up.
@@ -216,10 +228,11 @@ Stats bench_range_create(const rangecomm::Comm& world_range, const Half& half,
       rangecomm::Comm_free(&c);
     }
   }
-  std::vector<double> per_creation_us(o.batches);
+  std::vector<double> wall_us(o.batches), cpu_us(o.batches);
   int bad = 0;
   for (int b = 0; b < o.batches; ++b) {
     MPI_Barrier(MPI_COMM_WORLD);
+    double c0 = thread_cpu_seconds();
     double t0 = MPI_Wtime();
     for (int i = 0; i < o.batch_size; ++i) {
       rangecomm::Comm c;
@@ -227,10 +240,13 @@ Stats bench_range_create(const rangecomm::Comm& world_range, const Half& half,
       bad |= rangecomm::Comm_free(&c);
     }
     double t1 = MPI_Wtime();
-    per_creation_us[b] = (t1 - t0) * 1e6 / o.batch_size;
+    double c1 = thread_cpu_seconds();
+    wall_us[b] = (t1 - t0) * 1e6 / o.batch_size;
+    cpu_us[b] = (c1 - c0) * 1e6 / o.batch_size;
   }
   if (bad != 0) check(bad, "Split_Comm/Comm_free in the timed loop");
-  return stats_of(max_over_ranks(per_creation_us));
+  *wall = stats_of(max_over_ranks(wall_us));
+  *cpu = stats_of(max_over_ranks(cpu_us));
 }
 
 Stats bench_create_group(const Half& half, const Options& o) {
@@ -496,7 +512,8 @@ int main(int argc, char** argv) {
   }
 
   const Half half = my_half(rank, p);
-  Stats s_range = bench_range_create(world_range, half, o);
+  Stats s_range, s_range_cpu;
+  bench_range_create(world_range, half, o, &s_range, &s_range_cpu);
   Stats s_group = bench_create_group(half, o);
   Stats s_split = bench_split(half, o);
 
@@ -513,6 +530,8 @@ int main(int argc, char** argv) {
     const long half_size = half.size;
     std::vector<Row> rows;
     rows.push_back({"create", "range", half_size, p, s_range, s_range.median / s_group.median});
+    rows.push_back({"create", "range_cpu", half_size, p, s_range_cpu,
+                    s_range_cpu.median / s_group.median});
     rows.push_back({"create", "create_group", half_size, p, s_group, 1.0});
     rows.push_back({"create", "split", half_size, p, s_split, s_split.median / s_group.median});
     for (const auto& r : pp) {
@@ -531,8 +550,11 @@ int main(int argc, char** argv) {
       std::replace(libs.begin(), libs.end(), '\t', ' ');
       std::printf("create_bench: %d ranks, %s\n\n", p, libs.c_str());
 
-      std::printf("Communicator creation, one communicator per half (ranks 0..%d and %d..%d)\n",
-                  p == 1 ? 0 : p / 2 - 1, p == 1 ? 0 : p / 2, p - 1);
+      if (p == 1)
+        std::printf("Communicator creation of the single rank 0 (p = 1: no halves)\n");
+      else
+        std::printf("Communicator creation, one communicator per half (ranks 0..%d and %d..%d)\n",
+                    p / 2 - 1, p / 2, p - 1);
       std::printf("time per creation in us, max over ranks per sample; statistics over samples\n");
       std::printf("%-44s %12s %12s %12s %12s %14s\n", "variant (what is timed)", "samples",
                   "median_us", "min_us", "max_us", "native/range");
@@ -541,6 +563,9 @@ int main(int argc, char** argv) {
       std::printf("%-44s %12s %12s %12s %12s %14s\n", "range: Split_Comm + Comm_free", samples,
                   fmt_us(s_range.median).c_str(), fmt_us(s_range.min).c_str(),
                   fmt_us(s_range.max).c_str(), "-");
+      std::printf("%-44s %12s %12s %12s %12s %14s\n", "  same, thread CPU time instead of wall", samples,
+                  fmt_us(s_range_cpu.median).c_str(), fmt_us(s_range_cpu.min).c_str(),
+                  fmt_us(s_range_cpu.max).c_str(), "-");
       char ratio[32];
       std::snprintf(ratio, sizeof ratio, "%.0fx", s_group.median / s_range.median);
       std::printf("%-44s %12d %12s %12s %12s %14s\n",

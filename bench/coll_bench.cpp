@@ -1,0 +1,331 @@
+// coll_bench: collectives on a range communicator against the native collective on a real
+// communicator of the same processes (paper Fig. 4 / Fig. 9), the overlap of nonblocking
+// collectives with computation (NBCBench method, paper 004), and creation + broadcast
+// (paper Fig. 7). Everything is measured in one run, native and range alternating.
+//
+//  latency:  for each collective and message size, one sample = mean time of --iters calls
+//            after a barrier, max over ranks; --rounds samples per variant, alternating order.
+//  overlap:  t_pure = start + wait; t_cpu = computation alone of length t_pure; t_ovl = start,
+//            compute for t_pure calling Test every --test-every us, wait. Overlap (IMB-NBC
+//            formula) = 100 * max(0, min(1, (t_pure + t_cpu - t_ovl) / min(t_pure, t_cpu))).
+//  create+bcast: a range made from the world range plus k broadcasts of n ints, against the
+//            cheaper of MPI_Comm_create_group and MPI_Comm_split plus the same broadcasts.
+//
+// Output on rank 0: a table, or CSV rows experiment,variant,param,ranks,median_us,min_us,
+// max_us,ratio_vs_native (--format csv, or --csv FILE). Benchmarks measure: a timing never
+// makes the exit status nonzero.
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "rangecomm/rangecomm.hpp"
+
+namespace {
+
+struct Options {
+  std::vector<long> sizes = {4, 64, 1024, 16384, 262144, 4194304};  // bytes per message
+  int rounds = 5;
+  int iters = 0;  // 0: chosen per size
+  long overlap_bytes = 1 << 20;
+  double test_every_us = 50;
+  bool csv_stdout = false;
+  std::string csv_file;
+};
+
+const char* const kUsage =
+    "usage: coll_bench [options]\n"
+    "Collectives on a range communicator vs the native collective on the same processes.\n"
+    "  --sizes a,b,c     message sizes in bytes (default 4,64,1024,16384,262144,4194304)\n"
+    "  --rounds N        samples per variant (alternating native/range, default 5)\n"
+    "  --iters N         calls per sample (default: from 200 for small to 5 for 4 MiB)\n"
+    "  --overlap-bytes N message size of the overlap experiment (default 1048576)\n"
+    "  --test-every US   computation between Test calls in the overlap experiment (default 50)\n"
+    "  --format F        table (default) or csv\n"
+    "  --csv FILE        also write CSV rows to FILE\n"
+    "  --help            this text\n";
+
+int rank_ = 0, size_ = 1;
+
+double now_us() { return MPI_Wtime() * 1e6; }
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+struct Row {
+  std::string experiment, variant, param;
+  double med, min, max, ratio;
+};
+std::vector<Row> rows;
+
+void add_row(const std::string& e, const std::string& v, const std::string& p,
+             const std::vector<double>& samples, double ratio) {
+  rows.push_back({e, v, p, median(samples), *std::min_element(samples.begin(), samples.end()),
+                  *std::max_element(samples.begin(), samples.end()), ratio});
+}
+
+// One sample: iters calls of f after a barrier, mean per call, max over ranks.
+double sample(const std::function<void()>& f, int iters) {
+  MPI_Barrier(MPI_COMM_WORLD);
+  double t0 = now_us();
+  for (int i = 0; i < iters; ++i) f();
+  double mine = (now_us() - t0) / iters, worst = 0;
+  MPI_Allreduce(&mine, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return worst;
+}
+
+// Alternates native and range samples; returns their medians' ratio (range / native).
+void compare(const std::string& experiment, const std::string& param,
+             const std::function<void()>& native, const std::function<void()>& range,
+             int iters, int rounds) {
+  std::vector<double> n, r;
+  native();  // warm up both
+  range();
+  for (int k = 0; k < rounds; ++k) {
+    if (k % 2 == 0) {
+      n.push_back(sample(native, iters));
+      r.push_back(sample(range, iters));
+    } else {
+      r.push_back(sample(range, iters));
+      n.push_back(sample(native, iters));
+    }
+  }
+  add_row(experiment, "native", param, n, 1.0);
+  add_row(experiment, "range", param, r, median(r) / median(n));
+}
+
+void check(int rc, const char* what) {
+  if (rc == MPI_SUCCESS) return;
+  std::fprintf(stderr, "coll_bench: %s failed (%d)\n", what, rc);
+  MPI_Abort(MPI_COMM_WORLD, 2);
+}
+
+void latency(const Options& o, const rangecomm::Comm& range, MPI_Comm native) {
+  for (long bytes : o.sizes) {
+    int n = static_cast<int>(std::max(1L, bytes / 4));  // ints per message
+    int iters = o.iters ? o.iters : static_cast<int>(std::clamp(2000000L / (bytes + 8000), 5L, 200L));
+    std::vector<int> a(static_cast<size_t>(n) * size_, rank_), b(a.size());
+    std::string param = std::to_string(n * 4);
+    auto run = [&](const char* name, std::function<void()> nat, std::function<void()> rng) {
+      if (rank_ == 0) std::fprintf(stderr, "  %-10s %9s bytes\n", name, param.c_str());
+      compare(name, param, nat, rng, iters, o.rounds);
+    };
+    run("bcast", [&] { check(MPI_Bcast(a.data(), n, MPI_INT, 0, native), "MPI_Bcast"); },
+        [&] { check(rangecomm::Bcast(a.data(), n, MPI_INT, 0, range), "Bcast"); });
+    run("reduce", [&] { check(MPI_Reduce(a.data(), b.data(), n, MPI_INT, MPI_SUM, 0, native), "MPI_Reduce"); },
+        [&] { check(rangecomm::Reduce(a.data(), b.data(), n, MPI_INT, MPI_SUM, 0, range), "Reduce"); });
+    run("allreduce", [&] { check(MPI_Allreduce(a.data(), b.data(), n, MPI_INT, MPI_SUM, native), "MPI_Allreduce"); },
+        [&] { check(rangecomm::Allreduce(a.data(), b.data(), n, MPI_INT, MPI_SUM, range), "Allreduce"); });
+    run("scan", [&] { check(MPI_Scan(a.data(), b.data(), n, MPI_INT, MPI_SUM, native), "MPI_Scan"); },
+        [&] { check(rangecomm::Scan(a.data(), b.data(), n, MPI_INT, MPI_SUM, range), "Scan"); });
+    // Gather-type sizes: n ints per process.
+    run("gather", [&] { check(MPI_Gather(a.data(), n, MPI_INT, b.data(), n, MPI_INT, 0, native), "MPI_Gather"); },
+        [&] { check(rangecomm::Gather(a.data(), n, MPI_INT, b.data(), n, MPI_INT, 0, range), "Gather"); });
+    run("allgather", [&] { check(MPI_Allgather(a.data(), n, MPI_INT, b.data(), n, MPI_INT, native), "MPI_Allgather"); },
+        [&] { check(rangecomm::Allgather(a.data(), n, MPI_INT, b.data(), n, MPI_INT, range), "Allgather"); });
+    int per = std::max(1, n / size_);  // alltoall: the message is split among the processes
+    run("alltoall", [&] { check(MPI_Alltoall(a.data(), per, MPI_INT, b.data(), per, MPI_INT, native), "MPI_Alltoall"); },
+        [&] { check(rangecomm::Alltoall(a.data(), per, MPI_INT, b.data(), per, MPI_INT, range), "Alltoall"); });
+  }
+}
+
+// Busy computation for about us microseconds, calling poll every `every` microseconds.
+void compute(double us, double every, const std::function<void()>& poll) {
+  double end = now_us() + us, next = now_us() + every;
+  volatile double x = 1.0;
+  while (now_us() < end) {
+    for (int i = 0; i < 200; ++i) x = x * 1.0000001 + 1e-9;
+    if (poll && now_us() >= next) {
+      poll();
+      next = now_us() + every;
+    }
+  }
+}
+
+// NBCBench-style overlap of one nonblocking collective, returned in percent (max over ranks of
+// the times, as NBCBench reports the slowest process).
+template <class Start, class Test, class Wait>
+double overlap(Start start, Test test, Wait wait, double every) {
+  auto timed = [](auto f) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = now_us();
+    f();
+    double mine = now_us() - t0, worst = 0;
+    MPI_Allreduce(&mine, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return worst;
+  };
+  std::vector<double> pure, ovl;
+  for (int k = 0; k < 5; ++k) pure.push_back(timed([&] { start(); wait(); }));
+  double t_pure = median(pure);
+  double t_cpu = timed([&] { compute(t_pure, every, nullptr); });
+  for (int k = 0; k < 5; ++k) ovl.push_back(timed([&] { start(); compute(t_pure, every, test); wait(); }));
+  double t_ovl = median(ovl);
+  double ratio = (t_pure + t_cpu - t_ovl) / std::min(t_pure, t_cpu);
+  return 100.0 * std::max(0.0, std::min(1.0, ratio));
+}
+
+void overlaps(const Options& o, const rangecomm::Comm& range, MPI_Comm native) {
+  int n = static_cast<int>(o.overlap_bytes / 4);
+  std::vector<int> a(static_cast<size_t>(n), rank_), b(a.size());
+  int per = std::max(1, n / size_);
+  std::string param = std::to_string(o.overlap_bytes);
+  MPI_Request nr;
+  rangecomm::Request rr;
+  auto ntest = [&] { int f; MPI_Test(&nr, &f, MPI_STATUS_IGNORE); };
+  auto nwait = [&] { MPI_Wait(&nr, MPI_STATUS_IGNORE); };
+  auto rtest = [&] { int f; rangecomm::Test(&rr, &f, MPI_STATUS_IGNORE); };
+  auto rwait = [&] { rangecomm::Wait(&rr, MPI_STATUS_IGNORE); };
+  auto both = [&](const char* name, std::function<void()> nstart, std::function<void()> rstart) {
+    if (rank_ == 0) std::fprintf(stderr, "  overlap %s\n", name);
+    double on = overlap(nstart, ntest, nwait, o.test_every_us);
+    double orr = overlap(rstart, rtest, rwait, o.test_every_us);
+    add_row(std::string("overlap_") + name, "native", param, {on}, 1.0);
+    add_row(std::string("overlap_") + name, "range", param, {orr}, on > 0 ? orr / on : 0);
+  };
+  both("ibcast", [&] { MPI_Ibcast(a.data(), n, MPI_INT, 0, native, &nr); },
+       [&] { rangecomm::Ibcast(a.data(), n, MPI_INT, 0, range, &rr); });
+  both("iallreduce", [&] { MPI_Iallreduce(a.data(), b.data(), n, MPI_INT, MPI_SUM, native, &nr); },
+       [&] { rangecomm::Iallreduce(a.data(), b.data(), n, MPI_INT, MPI_SUM, range, &rr); });
+  both("ialltoall", [&] { MPI_Ialltoall(a.data(), per, MPI_INT, b.data(), per, MPI_INT, native, &nr); },
+       [&] { rangecomm::Ialltoall(a.data(), per, MPI_INT, b.data(), per, MPI_INT, range, &rr); });
+}
+
+// Paper Fig. 7: creating the communicator of the lower half plus k broadcasts.
+void create_and_bcast(const Options& o, const rangecomm::Comm& world) {
+  MPI_Group world_group;
+  MPI_Comm_group(MPI_COMM_WORLD, &world_group);
+  int h = std::max(1, size_ / 2), lower = rank_ < h, first = lower ? 0 : h, last = lower ? h - 1 : size_ - 1;
+  for (int bcasts : {1, 50}) {
+    for (int n : {1, 1024}) {
+      std::vector<int> buf(n, rank_);
+      std::string param = std::to_string(n) + "x" + std::to_string(bcasts);
+      auto via_group = [&] {
+        MPI_Group g;
+        int triple[1][3] = {{first, last, 1}};
+        MPI_Group_range_incl(world_group, 1, triple, &g);
+        MPI_Comm c;
+        check(MPI_Comm_create_group(MPI_COMM_WORLD, g, 7, &c), "MPI_Comm_create_group");
+        for (int k = 0; k < bcasts; ++k) MPI_Bcast(buf.data(), n, MPI_INT, 0, c);
+        MPI_Comm_free(&c);
+        MPI_Group_free(&g);
+      };
+      auto via_split = [&] {
+        MPI_Comm c;
+        check(MPI_Comm_split(MPI_COMM_WORLD, lower, rank_, &c), "MPI_Comm_split");
+        for (int k = 0; k < bcasts; ++k) MPI_Bcast(buf.data(), n, MPI_INT, 0, c);
+        MPI_Comm_free(&c);
+      };
+      auto via_range = [&] {
+        rangecomm::Comm c;
+        check(rangecomm::Split_Comm(world, first, last, &c), "Split_Comm");
+        for (int k = 0; k < bcasts; ++k) rangecomm::Bcast(buf.data(), n, MPI_INT, 0, c);
+      };
+      if (rank_ == 0) std::fprintf(stderr, "  create+bcast %s\n", param.c_str());
+      std::vector<double> g, s, r;
+      for (int k = 0; k < o.rounds; ++k) {
+        g.push_back(sample(via_group, 5));
+        s.push_back(sample(via_split, 5));
+        r.push_back(sample(via_range, 5));
+      }
+      double best = std::min(median(g), median(s));
+      add_row("create_bcast", "create_group", param, g, 1.0);
+      add_row("create_bcast", "split", param, s, median(s) / median(g));
+      add_row("create_bcast", "range", param, r, median(r) / best);
+    }
+  }
+  MPI_Group_free(&world_group);
+}
+
+std::vector<long> parse_list(const char* s) {
+  std::vector<long> out;
+  for (const char* p = s; *p;) {
+    char* end = nullptr;
+    long v = std::strtol(p, &end, 10);
+    if (end == p || v <= 0) return {};
+    out.push_back(v);
+    p = *end == ',' ? end + 1 : end;
+  }
+  return out;
+}
+
+bool parse(int argc, char** argv, Options* o) {
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    const char* v = i + 1 < argc ? argv[i + 1] : nullptr;
+    if (a == "--help") return false;
+    if (!v) return false;
+    if (a == "--sizes") o->sizes = parse_list(v);
+    else if (a == "--rounds") o->rounds = std::atoi(v);
+    else if (a == "--iters") o->iters = std::atoi(v);
+    else if (a == "--overlap-bytes") o->overlap_bytes = std::atol(v);
+    else if (a == "--test-every") o->test_every_us = std::atof(v);
+    else if (a == "--format") o->csv_stdout = std::string(v) == "csv";
+    else if (a == "--csv") o->csv_file = v;
+    else return false;
+    ++i;
+  }
+  return !o->sizes.empty() && o->rounds > 0 && o->overlap_bytes >= 4;
+}
+
+void print(const Options& o) {
+  const char* header = "experiment,variant,param,ranks,median_us,min_us,max_us,ratio_vs_native\n";
+  auto csv = [&](FILE* f) {
+    std::fputs(header, f);
+    for (const Row& r : rows)
+      std::fprintf(f, "%s,%s,%s,%d,%.3f,%.3f,%.3f,%.3f\n", r.experiment.c_str(), r.variant.c_str(),
+                   r.param.c_str(), size_, r.med, r.min, r.max, r.ratio);
+  };
+  if (!o.csv_file.empty()) {
+    if (FILE* f = std::fopen(o.csv_file.c_str(), "w")) {
+      csv(f);
+      std::fclose(f);
+    }
+  }
+  if (o.csv_stdout) return csv(stdout);
+  std::printf("coll_bench: %d ranks (overlap rows are percent, others microseconds)\n", size_);
+  std::printf("%-18s %-13s %12s %12s %12s %12s %10s\n", "experiment", "variant", "param", "median",
+              "min", "max", "ratio");
+  for (const Row& r : rows)
+    std::printf("%-18s %-13s %12s %12.3f %12.3f %12.3f %10.3f\n", r.experiment.c_str(),
+                r.variant.c_str(), r.param.c_str(), r.med, r.min, r.max, r.ratio);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+  MPI_Comm_size(MPI_COMM_WORLD, &size_);
+  Options o;
+  if (!parse(argc, argv, &o)) {
+    if (rank_ == 0) std::fputs(kUsage, stderr);
+    MPI_Finalize();
+    return argc > 1 && std::string(argv[1]) == "--help" ? 0 : 1;
+  }
+  rangecomm::Comm world, range;
+  check(rangecomm::Create_Comm(MPI_COMM_WORLD, &world), "Create_Comm");
+  // The range of all processes, one level below the attachment, as a user would make it.
+  check(rangecomm::Split_Comm(world, 0, size_ - 1, &range), "Split_Comm");
+  MPI_Comm native;
+  MPI_Comm_dup(MPI_COMM_WORLD, &native);
+  if (rank_ == 0) std::fprintf(stderr, "coll_bench: latency\n");
+  latency(o, range, native);
+  if (rank_ == 0) std::fprintf(stderr, "coll_bench: overlap\n");
+  overlaps(o, range, native);
+  if (rank_ == 0) std::fprintf(stderr, "coll_bench: creation + broadcast\n");
+  create_and_bcast(o, world);
+  if (rank_ == 0) print(o);
+  MPI_Comm_free(&native);
+  range = rangecomm::Comm();
+  world = rangecomm::Comm();
+  MPI_Finalize();
+  return 0;
+}
