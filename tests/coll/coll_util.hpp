@@ -5,6 +5,7 @@
 #include <rangecomm/rangecomm.hpp>
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <random>
 #include <string>
@@ -79,6 +80,58 @@ inline std::vector<std::unique_ptr<Pair>> shapes(const rangecomm::Comm& w) {
 
 inline std::mt19937 rng_for(int rank, int salt) {
   return std::mt19937(static_cast<unsigned>(rank * 7919 + salt));
+}
+
+// n pseudo-random values of rank `rank` (same on every run), small enough not to overflow sums.
+template <class T>
+std::vector<T> random_values(size_t n, int rank, int salt) {
+  auto g = rng_for(rank, salt);
+  std::vector<T> v(n);
+  for (auto& x : v) x = static_cast<T>(g() % 1000) - static_cast<T>(g() % 7);
+  return v;
+}
+
+// A strided type: one int with the extent of two, i.e. every other int of a buffer.
+inline MPI_Datatype every_other_int() {
+  static MPI_Datatype t = [] {
+    MPI_Datatype v, r;
+    MPI_Type_vector(1, 1, 2, MPI_INT, &v);
+    MPI_Type_create_resized(v, 0, 2 * sizeof(int), &r);
+    MPI_Type_commit(&r);
+    MPI_Type_free(&v);
+    return r;
+  }();
+  return t;
+}
+
+// A non-commutative operation: products of 2x2 integer matrices (mod 2^32), in rank order.
+inline void matmul(void* in, void* inout, int* len, MPI_Datatype*) {
+  auto* a = static_cast<std::uint32_t*>(in);
+  auto* b = static_cast<std::uint32_t*>(inout);
+  for (int i = 0; i < *len; ++i, a += 4, b += 4) {
+    std::uint32_t r[4] = {a[0] * b[0] + a[1] * b[2], a[0] * b[1] + a[1] * b[3],
+                          a[2] * b[0] + a[3] * b[2], a[2] * b[1] + a[3] * b[3]};
+    std::memcpy(b, r, sizeof r);
+  }
+}
+
+inline MPI_Datatype matrix_type() {
+  static MPI_Datatype t = [] {
+    MPI_Datatype d;
+    MPI_Type_contiguous(4, MPI_UINT32_T, &d);
+    MPI_Type_commit(&d);
+    return d;
+  }();
+  return t;
+}
+
+inline MPI_Op matmul_op() {
+  static MPI_Op op = [] {
+    MPI_Op o;
+    MPI_Op_create(matmul, 0, &o);
+    return o;
+  }();
+  return op;
 }
 
 }  // namespace colltest

@@ -12,27 +12,6 @@ using rangecomm::Request;
 
 namespace {
 
-// A strided type: every other int (extent two ints).
-MPI_Datatype every_other_int() {
-  static MPI_Datatype t = [] {
-    MPI_Datatype v, r;
-    MPI_Type_vector(1, 1, 2, MPI_INT, &v);
-    MPI_Type_create_resized(v, 0, 2 * sizeof(int), &r);
-    MPI_Type_commit(&r);
-    MPI_Type_free(&v);
-    return r;
-  }();
-  return t;
-}
-
-template <class T>
-std::vector<T> random_values(size_t n, int rank, int salt) {
-  auto g = rng_for(rank, salt);
-  std::vector<T> v(n);
-  for (auto& x : v) x = static_cast<T>(g() % 1000) - static_cast<T>(g() % 7);
-  return v;
-}
-
 // Sets the algorithm thresholds on every rank alike (they are read at every call).
 void set_env(const char* name, long long value) {
   setenv((std::string("RANGECOMM_") + name).c_str(), std::to_string(value).c_str(), 1);

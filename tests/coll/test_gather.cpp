@@ -19,18 +19,6 @@ MPI_Datatype committed(MPI_Datatype t) {
   return t;
 }
 
-// One int with the extent of two: every other int of a buffer.
-MPI_Datatype every_other_int() {
-  static MPI_Datatype t = [] {
-    MPI_Datatype v, r;
-    MPI_Type_vector(1, 1, 2, MPI_INT, &v);
-    MPI_Type_create_resized(v, 0, 2 * sizeof(int), &r);
-    MPI_Type_free(&v);
-    return committed(r);
-  }();
-  return t;
-}
-
 MPI_Datatype int_pair() {
   static MPI_Datatype t = [] {
     MPI_Datatype d;
@@ -70,14 +58,6 @@ struct Mode {
   bool nonblocking, in_place;
 };
 const Mode kModes[] = {{false, false}, {true, false}, {false, true}, {true, true}};
-
-template <class T>
-std::vector<T> random_values(size_t n, int rank, int salt) {
-  auto g = rng_for(rank, salt);
-  std::vector<T> v(n);
-  for (auto& x : v) x = static_cast<T>(g() % 1000) - static_cast<T>(g() % 7);
-  return v;
-}
 
 // Item counts 0, 1 and a random one, the same on every rank.
 std::vector<int> item_counts(int salt) { return {0, 1, 2 + static_cast<int>(rng_for(4242, salt)() % 11)}; }

@@ -16,39 +16,9 @@ using rangecomm::Request;
 
 namespace {
 
-// A non-commutative operation: products of 2x2 integer matrices (mod 2^32), in rank order.
-void matmul(void* in, void* inout, int* len, MPI_Datatype*) {
-  auto* a = static_cast<std::uint32_t*>(in);
-  auto* b = static_cast<std::uint32_t*>(inout);
-  for (int i = 0; i < *len; ++i, a += 4, b += 4) {
-    std::uint32_t r[4] = {a[0] * b[0] + a[1] * b[2], a[0] * b[1] + a[1] * b[3],
-                          a[2] * b[0] + a[3] * b[2], a[2] * b[1] + a[3] * b[3]};
-    std::memcpy(b, r, sizeof r);
-  }
-}
-
-MPI_Datatype matrix_type() {
-  static MPI_Datatype t = [] {
-    MPI_Datatype d;
-    MPI_Type_contiguous(4, MPI_UINT32_T, &d);
-    MPI_Type_commit(&d);
-    return d;
-  }();
-  return t;
-}
-
-MPI_Op matmul_op() {
-  static MPI_Op op = [] {
-    MPI_Op o;
-    MPI_Op_create(matmul, 0, &o);
-    return o;
-  }();
-  return op;
-}
-
 // Values in [-spread/2, spread): small spreads keep products (MPI_PROD) far from overflow.
 template <class T>
-std::vector<T> random_values(size_t n, int rank, int salt, int spread = 1000) {
+std::vector<T> centred_values(size_t n, int rank, int salt, int spread = 1000) {
   auto g = rng_for(rank, salt);
   std::vector<T> v(n);
   for (auto& x : v) x = static_cast<T>(static_cast<int>(g() % spread) - spread / 2);
@@ -77,7 +47,7 @@ template <class T>
 void compare_scans(Pair& pr, int count, const Case& c) {
   int r = pr.range.rank();
   size_t n = static_cast<size_t>(count * c.per);
-  auto in = random_values<T>(n + 1, r, c.salt, c.spread);
+  auto in = centred_values<T>(n + 1, r, c.salt, c.spread);
   std::vector<T> expected(n + 1, T(-1)), got(n + 1, T(-1));
   Request req;
   REQUIRE(MPI_Scan(in.data(), expected.data(), count, c.type, c.op, pr.native) == MPI_SUCCESS);
@@ -126,7 +96,7 @@ void compare_reduce_scatter(Pair& pr, const std::vector<int>& counts, const Case
   size_t total = 0;
   for (int k : counts) total += static_cast<size_t>(k);
   size_t n = total * c.per, mine = static_cast<size_t>(counts[r] * c.per);
-  auto in = random_values<T>(n + 1, r, c.salt, c.spread);
+  auto in = centred_values<T>(n + 1, r, c.salt, c.spread);
   std::vector<T> expected(mine + 1, T(-1)), got(mine + 1, T(-1));
   Request req;
   REQUIRE(MPI_Reduce_scatter(in.data(), expected.data(), counts.data(), c.type, c.op, pr.native) == MPI_SUCCESS);
@@ -145,7 +115,7 @@ template <class T>
 void compare_reduce_scatter_block(Pair& pr, int count, const Case& c) {
   int r = pr.range.rank(), p = pr.range.size();
   size_t mine = static_cast<size_t>(count * c.per), n = mine * p;
-  auto in = random_values<T>(n + 1, r, c.salt, c.spread);
+  auto in = centred_values<T>(n + 1, r, c.salt, c.spread);
   std::vector<T> expected(mine + 1, T(-1)), got(mine + 1, T(-1));
   Request req;
   REQUIRE(MPI_Reduce_scatter_block(in.data(), expected.data(), count, c.type, c.op, pr.native) == MPI_SUCCESS);
@@ -183,7 +153,7 @@ void for_all_cases(Run run) {
 std::vector<std::uint32_t> product_upto(int last, int count, int salt) {
   std::vector<std::uint32_t> acc = {1, 0, 0, 1};
   for (int q = 0; q <= last; ++q) {
-    auto m = random_values<std::uint32_t>(static_cast<size_t>(4 * count) + 1, q, salt);
+    auto m = centred_values<std::uint32_t>(static_cast<size_t>(4 * count) + 1, q, salt);
     int one = 1;
     matmul(acc.data(), m.data(), &one, nullptr);  // m := acc * m
     acc.assign(m.begin(), m.begin() + 4);
@@ -217,7 +187,7 @@ TEST_CASE("Scan and Exscan of a non-commutative operation are ordered rank produ
     INFO(pr->name);
     int r = pr->range.rank();
     for (int count : {1, 5}) {
-      auto in = random_values<std::uint32_t>(static_cast<size_t>(4 * count) + 1, r, 9);
+      auto in = centred_values<std::uint32_t>(static_cast<size_t>(4 * count) + 1, r, 9);
       std::vector<std::uint32_t> scan(4 * count + 1), exscan(4 * count + 1);
       CHECK_MPI(rangecomm::Scan(in.data(), scan.data(), count, matrix_type(), matmul_op(), pr->range));
       CHECK_MPI(rangecomm::Exscan(in.data(), exscan.data(), count, matrix_type(), matmul_op(), pr->range));
@@ -290,12 +260,12 @@ TEST_CASE("nonblocking scans and reduce-scatters outstanding on overlapping rang
       s->counts = random_counts(p, round + 1, 5);
       int total = 0;
       for (int k : s->counts) total += k;
-      s->in = random_values<int>(static_cast<size_t>(std::max(n * p, total)) + 1, r, round);
+      s->in = centred_values<int>(static_cast<size_t>(std::max(n * p, total)) + 1, r, round);
       s->scan.assign(n + 1, -1);
       s->exscan.assign(n + 1, -1);
       s->rs.assign(static_cast<size_t>(s->counts[r]) + 1, -1);
       s->rsb.assign(3, -1);
-      s->min = random_values<std::uint32_t>(static_cast<size_t>(4 * total) + 4, r, round + 3);
+      s->min = centred_values<std::uint32_t>(static_cast<size_t>(4 * total) + 4, r, round + 3);
       s->mscan.assign(5, 0);
       s->mrs.assign(static_cast<size_t>(4 * s->counts[r]) + 1, 0);
       auto next = [&]() { requests.emplace_back(); return &requests.back(); };
