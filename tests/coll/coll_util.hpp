@@ -99,7 +99,7 @@ inline MPI_Datatype every_other_int() {
     MPI_Type_create_resized(v, 0, 2 * sizeof(int), &r);
     MPI_Type_commit(&r);
     MPI_Type_free(&v);
-    return r;
+    return mpitest::free_at_finalize(r);
   }();
   return t;
 }
@@ -120,7 +120,7 @@ inline MPI_Datatype matrix_type() {
     MPI_Datatype d;
     MPI_Type_contiguous(4, MPI_UINT32_T, &d);
     MPI_Type_commit(&d);
-    return d;
+    return mpitest::free_at_finalize(d);
   }();
   return t;
 }

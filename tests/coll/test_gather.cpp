@@ -16,7 +16,7 @@ namespace {
 
 MPI_Datatype committed(MPI_Datatype t) {
   MPI_Type_commit(&t);
-  return t;
+  return mpitest::free_at_finalize(t);
 }
 
 MPI_Datatype int_pair() {

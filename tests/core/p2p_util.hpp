@@ -28,7 +28,7 @@ inline MPI_Datatype payload_type() {
     MPI_Datatype d;
     MPI_Type_contiguous(4, MPI_INT, &d);
     MPI_Type_commit(&d);
-    return d;
+    return mpitest::free_at_finalize(d);
   }();
   return t;
 }
