@@ -174,7 +174,8 @@ int Create_Comm(MPI_Comm mpi_comm, Comm* out) {
 
 int Split_Comm(const Comm& parent_comm, int first, int last, int stride, Comm* out) {
   if (out == nullptr) return detail::raise(MPI_COMM_WORLD, MPI_ERR_ARG, "Split_Comm: out is null");
-  const auto& parent = CommAccess::state(parent_comm);
+  // A copy, not a reference: out may be the parent's own handle (Split_Comm(c, ..., &c)).
+  std::shared_ptr<RangeState> parent = CommAccess::state(parent_comm);
   if (!parent) {
     *out = Comm();
     return detail::raise(MPI_COMM_WORLD, MPI_ERR_COMM, "Split_Comm: the parent is the null communicator");
@@ -190,11 +191,11 @@ int Split_Comm(const Comm& parent_comm, int first, int last, int stride, Comm* o
     return detail::raise(errcomm, MPI_ERR_RANK,
                          "Split_Comm: range %d..%d is outside the parent's ranks 0..%d", first,
                          last, parent->size - 1);
+  // The handle is overwritten: release what it held first, so that splitting again into the
+  // same handle does not clash with the communicator it is about to replace.
+  *out = Comm();
   int me = parent->rank;
-  if (me < first || me > last || (me - first) % stride != 0) {
-    *out = Comm();
-    return MPI_SUCCESS;
-  }
+  if (me < first || me > last || (me - first) % stride != 0) return MPI_SUCCESS;
   auto s = std::make_shared<RangeState>();
   s->channel = parent->channel;
   s->size = (last - first) / stride + 1;

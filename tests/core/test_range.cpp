@@ -186,6 +186,16 @@ TEST_CASE("a context clash between live ranges is an error at creation") {
   if (!a.is_null()) REQUIRE(rangecomm::Split_Comm(a, 0, 1, &child) == MPI_SUCCESS);
   a = Comm();
   REQUIRE(rangecomm::Split_Comm(w, 0, 1, &b) == MPI_SUCCESS);
+  // Splitting again into the same handle replaces the range it held: no clash with itself.
+  REQUIRE(rangecomm::Split_Comm(w, 0, 1, &b) == MPI_SUCCESS);
+  if (mpitest::world_rank() <= 1) CHECK(b.size() == 2);
+  // The handle may also be the parent's own (`child`, the same members at depth 2, goes first).
+  child = Comm();
+  if (!b.is_null()) {
+    REQUIRE(rangecomm::Split_Comm(b, 0, 1, &b) == MPI_SUCCESS);
+    CHECK(b.depth() == 2);
+    CHECK(b.size() == 2);
+  }
 }
 
 TEST_CASE("a hundred thousand live size-1 ranges, then freed") {

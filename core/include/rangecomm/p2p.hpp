@@ -2,7 +2,8 @@
 //
 // Signatures follow MPI: ranks and statuses are those of the range, tags are the user's tags
 // (0..max_user_tag(), at least 32767), every call returns MPI_SUCCESS or an MPI error code whose
-// class (MPI_Error_class) says what went wrong and whose string (MPI_Error_string) says why.
+// class (MPI_Error_class) says what went wrong and whose string (rangecomm::Error_string; also
+// MPI_Error_string on Open MPI) says why. Each error class keeps its latest message.
 // Errors are also raised through the error handler of the root MPI communicator.
 #pragma once
 
