@@ -60,7 +60,8 @@ class Comm {
 // Attach to an MPI communicator: the result spans all of it.
 // Collective over mpi_comm, but only the first time a given communicator is attached by this
 // process: it duplicates mpi_comm into private channels so that range traffic never meets the
-// program's own traffic on mpi_comm. Later calls with the same communicator are local.
+// program's own traffic on mpi_comm. Later calls with the same communicator are local and give
+// the same range communicator (use Split_Comm(c, 0, size - 1, &d) for a separate one).
 // mpi_comm must be an intracommunicator. The channels are freed when mpi_comm is freed or at
 // MPI_Finalize (attribute delete callbacks), so there is nothing to tear down by hand.
 int Create_Comm(MPI_Comm mpi_comm, Comm* out);
@@ -68,7 +69,8 @@ int Create_Comm(MPI_Comm mpi_comm, Comm* out);
 // Local, O(1), no communication: ranks first, first+stride, ..., <= last of parent (ranks of
 // the parent). A process that is not a member receives the null communicator. Fails with
 // MPI_ERR_ARG (stride < 1, first > last), MPI_ERR_RANK (outside the parent) or MPI_ERR_COMM
-// (null parent, or a context clash with a live communicator; see docs/tag-layout.md).
+// (null parent, or a context clash with a live communicator; see docs/tag-layout.md). What *out
+// held before is released first, so out may be the parent's own handle.
 int Split_Comm(const Comm& parent, int first, int last, int stride, Comm* out);
 inline int Split_Comm(const Comm& parent, int first, int last, Comm* out) {
   return Split_Comm(parent, first, last, 1, out);
