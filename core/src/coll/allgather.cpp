@@ -20,11 +20,7 @@ namespace {
 
 using detail::Schedule;
 
-char* block_at(void* buf, long long index, MPI_Datatype type) {
-  MPI_Aint lb = 0, extent = 0;
-  MPI_Type_get_extent(type, &lb, &extent);
-  return static_cast<char*>(buf) + index * extent;
-}
+using detail::block_at;
 
 // The blocks of `layout` that a Bruck or ring round moves: counts and element offsets into buf.
 struct Layout {

@@ -17,17 +17,12 @@ namespace rangecomm {
 namespace {
 
 using detail::Schedule;
+using detail::bytes_of;
 
 MPI_Aint extent_of(MPI_Datatype type) {
   MPI_Aint lb = 0, extent = 0;
   MPI_Type_get_extent(type, &lb, &extent);
   return extent;
-}
-
-long long bytes_of(int count, MPI_Datatype type) {
-  int size = 0;
-  MPI_Type_size(type, &size);
-  return static_cast<long long>(count) * size;
 }
 
 char* at(const void* base, MPI_Aint offset) {
