@@ -1,6 +1,8 @@
 // Barrier, Bcast, Reduce and Allreduce on ranges, compared element by element with the native
 // collective on a real communicator of the same processes, on the same data.
 #include <array>
+#include <chrono>
+#include <thread>
 #include <cstdlib>
 #include <utility>
 #include <cstring>
@@ -215,20 +217,44 @@ TEST_CASE("collectives interleaved with point-to-point traffic of the same tags"
   for (int t = 0; t < 4; ++t) CHECK(in[t] == (me + p - 1) % p);
 }
 
-TEST_CASE("Barrier really synchronises") {
+TEST_CASE("no process leaves a Barrier before every process has entered it") {
   auto w = world();
-  int p = w.size();
-  // Every rank increments a counter at rank 0 by a message before the barrier; after it, rank 0
-  // must have all of them available without waiting.
-  int one = 1;
-  if (w.rank() != 0) REQUIRE(rangecomm::Ssend(&one, 1, MPI_INT, 0, 5, w) == MPI_SUCCESS);
-  if (w.rank() == 0) {
-    for (int i = 1; i < p; ++i) REQUIRE(rangecomm::Recv(&one, 1, MPI_INT, MPI_ANY_SOURCE, 5, w, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+  int p = w.size(), me = w.rank();
+  // Every rank but 0 adds 1 to a counter at rank 0 with a one-sided accumulate it completes
+  // (flush) just before entering the barrier, after a delay that makes a barrier which returns
+  // early leave rank 0 with a short count. After the barrier rank 0 must see p - 1.
+  int* counter = nullptr;
+  MPI_Win win;
+  REQUIRE(MPI_Win_allocate(me == 0 ? sizeof(int) : 0, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD,
+                           &counter, &win) == MPI_SUCCESS);
+  for (int round = 1; round <= 3; ++round) {
+    MPI_Win_lock_all(0, win);
+    if (me == 0) {
+      MPI_Win_sync(win);
+      *counter = 0;
+      MPI_Win_sync(win);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);  // the reset happens before anyone adds
+    if (me != 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5 * me));
+      int one = 1;
+      MPI_Accumulate(&one, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, win);
+      MPI_Win_flush(0, win);
+    }
+    Request r;
+    if (round == 2) {
+      REQUIRE(rangecomm::Ibarrier(w, &r) == MPI_SUCCESS);
+      REQUIRE(rangecomm::Wait(&r, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    } else {
+      REQUIRE(rangecomm::Barrier(w) == MPI_SUCCESS);
+    }
+    if (me == 0) {
+      MPI_Win_sync(win);
+      CHECK(*counter == p - 1);
+    }
+    MPI_Win_unlock_all(win);
   }
-  REQUIRE(rangecomm::Barrier(w) == MPI_SUCCESS);
-  Request r;
-  REQUIRE(rangecomm::Ibarrier(w, &r) == MPI_SUCCESS);
-  REQUIRE(rangecomm::Wait(&r, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+  MPI_Win_free(&win);
 }
 
 TEST_CASE("bad collective arguments give the proper error class") {
