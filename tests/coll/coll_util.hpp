@@ -5,6 +5,7 @@
 #include <rangecomm/rangecomm.hpp>
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <random>
@@ -77,6 +78,27 @@ inline std::vector<std::unique_ptr<Pair>> shapes(const rangecomm::Comm& w) {
   }
   return out;
 }
+
+// Sets an environment variable (an algorithm threshold, read at every collective call; the
+// same on every rank) for as long as the object lives. Restoring in the destructor keeps a
+// forced setting from leaking into later test cases when a REQUIRE throws.
+class ScopedEnv {
+ public:
+  ScopedEnv(std::string name, const std::string& value) : name_(std::move(name)) {
+    setenv(name_.c_str(), value.c_str(), 1);
+  }
+  ScopedEnv(std::string name, long long value) : ScopedEnv(std::move(name), std::to_string(value)) {}
+  ScopedEnv(ScopedEnv&& other) noexcept : name_(std::move(other.name_)) { other.name_.clear(); }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(ScopedEnv&&) = delete;
+  ~ScopedEnv() {
+    if (!name_.empty()) unsetenv(name_.c_str());
+  }
+
+ private:
+  std::string name_;
+};
 
 inline std::mt19937 rng_for(int rank, int salt) {
   return std::mt19937(static_cast<unsigned>(rank * 7919 + salt));

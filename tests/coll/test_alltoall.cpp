@@ -12,11 +12,6 @@ using rangecomm::Request;
 
 namespace {
 
-// Sets the algorithm thresholds on every rank alike (they are read at every call).
-void set_env(const char* name, long long value) {
-  setenv((std::string("RANGECOMM_") + name).c_str(), std::to_string(value).c_str(), 1);
-}
-
 struct Algorithm {
   const char* name;
   long long short_bytes;        // ALLTOALL_SHORT_BYTES: huge = Bruck always, 0 = pairwise
@@ -25,9 +20,10 @@ struct Algorithm {
 const Algorithm kAlgorithms[] = {{"Bruck / all at once", 1LL << 40, 1 << 30},
                                  {"pairwise", 0, 0}};
 
-void use(const Algorithm& a) {
-  set_env("ALLTOALL_SHORT_BYTES", a.short_bytes);
-  set_env("ALLTOALLV_LINEAR_MAX_SIZE", a.linear_max_size);
+// Forces an algorithm on every rank alike while the result lives.
+std::pair<ScopedEnv, ScopedEnv> use(const Algorithm& a) {
+  return {ScopedEnv("RANGECOMM_ALLTOALL_SHORT_BYTES", a.short_bytes),
+          ScopedEnv("RANGECOMM_ALLTOALLV_LINEAR_MAX_SIZE", a.linear_max_size)};
 }
 
 // Alltoall of `count` items: T data seen through st (sper T's per item) and rt (rper per item).
@@ -205,7 +201,7 @@ void compare_alltoallw(Pair& pr, int salt) {
 TEST_CASE("Alltoall, both algorithms, predefined, derived and mixed types, in place") {
   auto w = world();
   for (const auto& algorithm : kAlgorithms) {
-    use(algorithm);
+    auto forced = use(algorithm);
     INFO(algorithm.name);
     for (auto& pr : shapes(w)) {
       if (!pr->member()) continue;
@@ -221,8 +217,6 @@ TEST_CASE("Alltoall, both algorithms, predefined, derived and mixed types, in pl
       }
     }
   }
-  unsetenv("RANGECOMM_ALLTOALL_SHORT_BYTES");
-  unsetenv("RANGECOMM_ALLTOALLV_LINEAR_MAX_SIZE");
 }
 
 TEST_CASE("Alltoall of long blocks with the default thresholds") {
@@ -238,7 +232,7 @@ TEST_CASE("Alltoall of long blocks with the default thresholds") {
 TEST_CASE("Alltoallv, both algorithms, random counts with zeros, in place") {
   auto w = world();
   for (const auto& algorithm : kAlgorithms) {
-    use(algorithm);
+    auto forced = use(algorithm);
     INFO(algorithm.name);
     for (auto& pr : shapes(w)) {
       if (!pr->member()) continue;
@@ -255,14 +249,12 @@ TEST_CASE("Alltoallv, both algorithms, random counts with zeros, in place") {
       }
     }
   }
-  unsetenv("RANGECOMM_ALLTOALL_SHORT_BYTES");
-  unsetenv("RANGECOMM_ALLTOALLV_LINEAR_MAX_SIZE");
 }
 
 TEST_CASE("Alltoallw, both algorithms, per-peer types and byte displacements, in place") {
   auto w = world();
   for (const auto& algorithm : kAlgorithms) {
-    use(algorithm);
+    auto forced = use(algorithm);
     INFO(algorithm.name);
     for (auto& pr : shapes(w)) {
       if (!pr->member()) continue;
@@ -273,8 +265,6 @@ TEST_CASE("Alltoallw, both algorithms, per-peer types and byte displacements, in
       }
     }
   }
-  unsetenv("RANGECOMM_ALLTOALL_SHORT_BYTES");
-  unsetenv("RANGECOMM_ALLTOALLV_LINEAR_MAX_SIZE");
 }
 
 TEST_CASE("nonblocking all-to-alls outstanding on overlapping ranges, completed in reverse") {
@@ -293,7 +283,7 @@ TEST_CASE("nonblocking all-to-alls outstanding on overlapping ranges, completed 
   std::vector<Request> requests;
   requests.reserve(64);
   for (int round = 0; round < 2; ++round) {
-    use(kAlgorithms[round]);  // the algorithm is chosen at the start of each collective
+    auto forced = use(kAlgorithms[round]);  // chosen when each collective starts
     for (auto& pr : all) {
       if (!pr->member()) continue;
       int p = pr->range.size(), r = pr->range.rank();
@@ -331,8 +321,6 @@ TEST_CASE("nonblocking all-to-alls outstanding on overlapping ranges, completed 
       slots.push_back(std::move(s));
     }
   }
-  unsetenv("RANGECOMM_ALLTOALL_SHORT_BYTES");
-  unsetenv("RANGECOMM_ALLTOALLV_LINEAR_MAX_SIZE");
   for (size_t i = requests.size(); i-- > 0;) CHECK_MPI(rangecomm::Wait(&requests[i], MPI_STATUS_IGNORE));
   for (auto& s : slots) {
     INFO(s->pr->name);

@@ -230,9 +230,8 @@ void for_each_algorithm(const char* variable, Body body) {
                                                           {"long-message algorithm", "0"}};
   for (auto& [name, value] : settings) {
     INFO(variable << ": " << name);
-    setenv(variable, value, 1);
+    ScopedEnv forced(variable, value);
     body();
-    unsetenv(variable);
   }
 }
 
@@ -359,7 +358,8 @@ TEST_CASE("nonblocking gathers outstanding at once on overlapping ranges, comple
   auto next = [&] { return &requests.emplace_back(); };
   // Round 0 starts the short-message algorithms, round 1 the long-message ones.
   for (int round = 0; round < 2; ++round) {
-    for (const char* t : kThresholds) setenv(t, round == 0 ? "1000000000" : "0", 1);
+    std::vector<ScopedEnv> forced;  // chosen when each collective starts
+    for (const char* t : kThresholds) forced.emplace_back(t, round == 0 ? "1000000000" : "0");
     for (auto& pr : all) {
       if (!pr->member()) continue;
       auto sl = std::make_unique<Slot>();
@@ -383,7 +383,6 @@ TEST_CASE("nonblocking gathers outstanding at once on overlapping ranges, comple
       slots.push_back(std::move(sl));
     }
   }
-  for (const char* t : kThresholds) unsetenv(t);
   for (size_t i = requests.size(); i-- > 0;)
     CHECK(rangecomm::Wait(&requests[i], MPI_STATUS_IGNORE) == MPI_SUCCESS);
   for (auto& sl : slots) {

@@ -61,9 +61,9 @@ template <class Body>
 void for_each_setting(const std::vector<Setting>& settings, Body body) {
   for (const auto& setting : settings) {
     INFO("algorithm setting: " << setting.name);
-    for (auto& [k, v] : setting.env) setenv(k, v, 1);
+    std::vector<ScopedEnv> forced;
+    for (auto& [k, v] : setting.env) forced.emplace_back(k, v);
     body();
-    for (auto& [k, v] : setting.env) unsetenv(k);
   }
 }
 
@@ -285,12 +285,11 @@ TEST_CASE("a derived datatype may be freed while a nonblocking collective uses i
     MPI_Type_commit(&resized);
     MPI_Type_free(&strided);
     Request r;
-    // Force the pipelined chain so the type is used in many later rounds.
-    setenv("RANGECOMM_BCAST_PIPELINE_BYTES", "0", 1);
-    setenv("RANGECOMM_BCAST_SEGMENT_BYTES", "8", 1);
-    REQUIRE(rangecomm::Ibcast(data.data(), 64, resized, 0, w, &r) == MPI_SUCCESS);
-    unsetenv("RANGECOMM_BCAST_PIPELINE_BYTES");
-    unsetenv("RANGECOMM_BCAST_SEGMENT_BYTES");
+    {
+      // Force the pipelined chain so the type is used in many later rounds.
+      ScopedEnv chain("RANGECOMM_BCAST_PIPELINE_BYTES", 0), segment("RANGECOMM_BCAST_SEGMENT_BYTES", 8);
+      REQUIRE(rangecomm::Ibcast(data.data(), 64, resized, 0, w, &r) == MPI_SUCCESS);
+    }
     MPI_Type_free(&resized);
     REQUIRE(rangecomm::Wait(&r, MPI_STATUS_IGNORE) == MPI_SUCCESS);
     CHECK(data == expected);

@@ -30,10 +30,6 @@ std::vector<T> head(const std::vector<T>& v, size_t n) {
   return std::vector<T>(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(n));
 }
 
-void set_env(const char* name, long long value) {
-  setenv((std::string("RANGECOMM_") + name).c_str(), std::to_string(value).c_str(), 1);
-}
-
 // One reduction case: element type T, `per` T's per item of `type`, `count` items.
 struct Case {
   MPI_Datatype type;
@@ -161,7 +157,7 @@ std::vector<std::uint32_t> product_upto(int last, int count, int salt) {
   return acc;
 }
 
-const char* kRsAlgorithm = "REDUCE_SCATTER_SHORT_BYTES";
+const char* kRsAlgorithm = "RANGECOMM_REDUCE_SCATTER_SHORT_BYTES";
 
 }  // namespace
 
@@ -200,7 +196,7 @@ TEST_CASE("Scan and Exscan of a non-commutative operation are ordered rank produ
 TEST_CASE("Reduce_scatter and Reduce_scatter_block, both algorithms, zero counts, in place") {
   auto w = world();
   for (long long threshold : {1LL << 40, 0LL}) {  // recursive halving, then pairwise
-    set_env(kRsAlgorithm, threshold);
+    ScopedEnv forced(kRsAlgorithm, threshold);
     INFO((threshold ? "recursive halving" : "pairwise"));
     for (auto& pr : shapes(w)) {
       if (!pr->member()) continue;
@@ -223,7 +219,6 @@ TEST_CASE("Reduce_scatter and Reduce_scatter_block, both algorithms, zero counts
       }
     }
   }
-  unsetenv((std::string("RANGECOMM_") + kRsAlgorithm).c_str());
 }
 
 TEST_CASE("Reduce_scatter of long vectors with the default threshold") {
@@ -251,7 +246,7 @@ TEST_CASE("nonblocking scans and reduce-scatters outstanding on overlapping rang
   requests.reserve(128);
   const int n = 21;
   for (int round = 0; round < 2; ++round) {
-    set_env(kRsAlgorithm, round == 0 ? 1LL << 40 : 0);
+    ScopedEnv forced(kRsAlgorithm, round == 0 ? 1LL << 40 : 0);  // chosen when each starts
     for (auto& pr : all) {
       if (!pr->member()) continue;
       int p = pr->range.size(), r = pr->range.rank();
@@ -283,7 +278,6 @@ TEST_CASE("nonblocking scans and reduce-scatters outstanding on overlapping rang
       slots.push_back(std::move(s));
     }
   }
-  unsetenv((std::string("RANGECOMM_") + kRsAlgorithm).c_str());
   for (size_t i = requests.size(); i-- > 0;) CHECK_MPI(rangecomm::Wait(&requests[i], MPI_STATUS_IGNORE));
   for (auto& s : slots) {
     INFO(s->pr->name);
