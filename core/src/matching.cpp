@@ -8,6 +8,8 @@
 
 namespace rangecomm::detail {
 
+int g_progress_needed = 0;
+
 namespace {
 
 int g_engine_recvs = 0;               // receives waiting in the engine, all lanes
@@ -32,6 +34,7 @@ std::list<Parked>::iterator find_parked(RangeState& range, TagLayout::Kind kind,
 void leave_engine(RangeState& range) {
   --range.channel->lane(range.lane).engine_recvs;
   --g_engine_recvs;
+  --g_progress_needed;
 }
 
 // A message just taken from MPI: give it to the first engine receive that wants it, or park it.
@@ -180,6 +183,7 @@ void enqueue_recv(RangeState& range, RecvOp* op) {
   range.matching().waiting.push_back(op);
   ++range.channel->lane(range.lane).engine_recvs;
   ++g_engine_recvs;
+  ++g_progress_needed;
   poll_lane(*range.channel, range.lane);
 }
 
@@ -243,11 +247,12 @@ void poll_lanes() {
       if (ch->lane(i).engine_recvs > 0) poll_lane(*ch, i);
 }
 
-bool engine_busy() {
-  return g_engine_recvs != 0 || !g_orphans.empty() || collectives_running();
-}
+bool engine_busy() { return g_progress_needed != 0; }
 
-void adopt_orphan(Operation* op) { g_orphans.push_back(op); }
+void adopt_orphan(Operation* op) {
+  g_orphans.push_back(op);
+  ++g_progress_needed;
+}
 
 void progress() {
   poll_lanes();
@@ -259,6 +264,7 @@ void progress() {
       g_orphans[i]->unref();
       g_orphans[i] = g_orphans.back();
       g_orphans.pop_back();
+      --g_progress_needed;
     } else {
       ++i;
     }

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "operation.hpp"
+#include "rangecomm/request.hpp"
 #include "range.hpp"
 
 namespace rangecomm::detail {

@@ -225,6 +225,7 @@ int start_schedule(const std::shared_ptr<RangeState>& range, std::unique_ptr<Sch
   if (!c->advance()) {
     c->ref();
     g_running.push_back(c);
+    ++g_progress_needed;
   }
   *op = c;
   return MPI_SUCCESS;
@@ -238,6 +239,7 @@ void advance_collectives() {
       g_running[i]->unref();
       g_running[i] = g_running.back();
       g_running.pop_back();
+      --g_progress_needed;
     } else {
       ++i;
     }

@@ -98,4 +98,14 @@ int Request_free(Request* request);
 // Advances every outstanding operation of the library once. Never blocks.
 int Progress();
 
+namespace detail {
+// Operations that need Progress() to move (engine receives, orphaned requests, running
+// collectives), counted where they start and end so that asking costs one load.
+extern int g_progress_needed;
+}  // namespace detail
+
+// True while some operation of this process moves only when the library is called; a layer that
+// blocks in MPI on other work (the PMPI shim) must then call Progress() while it waits.
+inline bool Progress_needed() noexcept { return detail::g_progress_needed != 0; }
+
 }  // namespace rangecomm
