@@ -36,8 +36,15 @@ void* Schedule::scratch(int count, MPI_Datatype type) {
   MPI_Type_get_extent(type, &lb, &extent);
   MPI_Type_get_true_extent(type, &true_lb, &true_extent);
   size_t bytes = count > 0 ? static_cast<size_t>(true_extent + (count - 1) * extent) : 0;
-  scratch_.emplace_back(new char[std::max<size_t>(bytes, 1)]);  // uninitialised: every byte is written before it is read
-  return scratch_.back().get() - true_lb;
+  bytes = std::max<size_t>(bytes, 1);
+  if (scratch_used_ == scratch_.size()) scratch_.push_back({nullptr, 0});
+  Block& block = scratch_[scratch_used_++];
+  if (block.capacity < bytes) {
+    // uninitialised: every byte is written before it is read
+    block.bytes.reset(new char[bytes]);
+    block.capacity = bytes;
+  }
+  return block.bytes.get() - true_lb;
 }
 
 namespace {
@@ -71,8 +78,40 @@ int Schedule::hold_datatypes() {
   return MPI_SUCCESS;
 }
 
-Schedule::~Schedule() {
+Schedule::~Schedule() { reset(); }
+
+void Schedule::reset() {
   for (auto& held : held_) MPI_Type_free(&held.second);
+  held_.clear();
+  steps_.clear();
+  round_ends_.clear();
+  scratch_used_ = 0;
+}
+
+namespace {
+// Schedules waiting for reuse. A few suffice: a process runs few collectives at once, and a
+// schedule that held a large scratch block is not kept (its memory goes back at once).
+std::vector<Schedule*> g_schedule_pool;
+constexpr size_t kPoolSize = 8;
+constexpr size_t kKeepScratchBytes = 1 << 16;
+}  // namespace
+
+void Schedule::Recycle::operator()(Schedule* s) const {
+  s->reset();
+  bool small = true;
+  for (const Block& b : s->scratch_) small = small && b.capacity <= kKeepScratchBytes;
+  if (small && g_schedule_pool.size() < kPoolSize) {
+    g_schedule_pool.push_back(s);
+  } else {
+    delete s;
+  }
+}
+
+SchedulePtr new_schedule() {
+  if (g_schedule_pool.empty()) return SchedulePtr(new Schedule);
+  Schedule* s = g_schedule_pool.back();
+  g_schedule_pool.pop_back();
+  return SchedulePtr(s);
 }
 
 int local_copy(const void* in, int in_count, MPI_Datatype in_type, void* out, int out_count,
@@ -106,10 +145,59 @@ int next_collective_tag(RangeState& range) {
 
 namespace {
 
+// Posts a receive of a collective step, from the parked messages if the matching engine took
+// it out of MPI while polling for wildcards.
+int post_recv(const Schedule::Step& s, RangeState& range, int tag, MPI_Request* req) {
+  int root_source = range.to_root(s.peer);
+  Parked p;
+  if (take_parked(range, TagLayout::collective, root_source, tag & TagLayout::max_payload, &p))
+    return MPI_Imrecv(s.out, s.count, s.type, &p.message, req);
+  return MPI_Irecv(s.out, s.count, s.type, root_source, tag, range.lane_comm(), req);
+}
+
+// Starts round r: its local steps in order, then its sends and receives, appended to *requests.
+int post_round(const Schedule& schedule, size_t r, RangeState& range, int tag,
+               std::vector<MPI_Request>* requests) {
+  const Schedule::Step* begin = schedule.round_begin(r);
+  const Schedule::Step* end = schedule.round_end(r);
+  for (const auto* s = begin; s != end; ++s) {
+    int rc = MPI_SUCCESS;
+    if (s->kind == Schedule::Step::Kind::copy)
+      rc = local_copy(s->in, s->count, s->type, s->out, s->out_count, s->out_type);
+    else if (s->kind == Schedule::Step::Kind::reduce && s->count > 0)
+      rc = MPI_Reduce_local(s->in, s->out, s->count, s->type, s->op);
+    if (rc != MPI_SUCCESS) return rc;
+  }
+  for (const auto* s = begin; s != end; ++s) {
+    if (s->kind != Schedule::Step::Kind::send && s->kind != Schedule::Step::Kind::recv) continue;
+    requests->push_back(MPI_REQUEST_NULL);
+    int rc = s->kind == Schedule::Step::Kind::send
+                 ? MPI_Isend(s->in, s->count, s->type, range.to_root(s->peer), tag,
+                             range.lane_comm(), &requests->back())
+                 : post_recv(*s, range, tag, &requests->back());
+    if (rc != MPI_SUCCESS) return rc;
+  }
+  return MPI_SUCCESS;
+}
+
+// Cancels and releases whatever is still posted, so nothing of a failed collective lingers.
+void release_posted(std::vector<MPI_Request>* requests) {
+  for (MPI_Request& r : *requests) {
+    if (r == MPI_REQUEST_NULL) continue;
+    MPI_Cancel(&r);
+    MPI_Request_free(&r);
+  }
+  requests->clear();
+}
+
+}  // namespace
+
+namespace {
+
 // A running schedule. Advanced by test() on its request and by every progress() call.
 class CollectiveOp final : public Operation {
  public:
-  CollectiveOp(std::shared_ptr<RangeState> range, std::unique_ptr<Schedule> s)
+  CollectiveOp(std::shared_ptr<RangeState> range, SchedulePtr s)
       : range_(std::move(range)), schedule_(std::move(s)), tag_(next_collective_tag(*range_)) {}
 
   bool test(MPI_Status* status, int* rc) override {
@@ -126,11 +214,10 @@ class CollectiveOp final : public Operation {
 
  private:
   int start_round(size_t r);
-  void post_recv(const Schedule::Step& s, MPI_Request* req);
   void fail(int rc);
 
   std::shared_ptr<RangeState> range_;
-  std::unique_ptr<Schedule> schedule_;
+  SchedulePtr schedule_;
   int tag_;
   size_t next_round_ = 0;
   std::vector<MPI_Request> requests_;
@@ -170,53 +257,19 @@ bool CollectiveOp::advance() {
 // Ends the collective with an error: whatever is still posted is cancelled and released, so
 // nothing of it lingers in MPI.
 void CollectiveOp::fail(int rc) {
-  for (MPI_Request& r : requests_) {
-    if (r == MPI_REQUEST_NULL) continue;
-    MPI_Cancel(&r);
-    MPI_Request_free(&r);
-  }
-  requests_.clear();
+  release_posted(&requests_);
   rc_ = rc;
   done_ = true;
 }
 
-void CollectiveOp::post_recv(const Schedule::Step& s, MPI_Request* req) {
-  int root_source = range_->to_root(s.peer);
-  Parked p;
-  // The matching engine may have taken this message out of MPI while polling for wildcards.
-  if (take_parked(*range_, TagLayout::collective, root_source, tag_ & TagLayout::max_payload, &p))
-    rc_ = MPI_Imrecv(s.out, s.count, s.type, &p.message, req);
-  else
-    rc_ = MPI_Irecv(s.out, s.count, s.type, root_source, tag_, range_->lane_comm(), req);
-}
-
 int CollectiveOp::start_round(size_t r) {
-  const Schedule::Step* begin = schedule_->round_begin(r);
-  const Schedule::Step* end = schedule_->round_end(r);
-  for (const auto* s = begin; s != end; ++s) {
-    int rc = MPI_SUCCESS;
-    if (s->kind == Schedule::Step::Kind::copy)
-      rc = local_copy(s->in, s->count, s->type, s->out, s->out_count, s->out_type);
-    else if (s->kind == Schedule::Step::Kind::reduce && s->count > 0)
-      rc = MPI_Reduce_local(s->in, s->out, s->count, s->type, s->op);
-    if (rc != MPI_SUCCESS) return rc;
-  }
-  for (const auto* s = begin; s != end; ++s) {
-    if (s->kind != Schedule::Step::Kind::send && s->kind != Schedule::Step::Kind::recv) continue;
-    requests_.emplace_back(MPI_REQUEST_NULL);
-    if (s->kind == Schedule::Step::Kind::send)
-      rc_ = MPI_Isend(s->in, s->count, s->type, range_->to_root(s->peer), tag_,
-                      range_->lane_comm(), &requests_.back());
-    else
-      post_recv(*s, &requests_.back());
-    if (rc_ != MPI_SUCCESS) return rc_;
-  }
-  return MPI_SUCCESS;
+  rc_ = post_round(*schedule_, r, *range_, tag_, &requests_);
+  return rc_;
 }
 
 }  // namespace
 
-int start_schedule(const std::shared_ptr<RangeState>& range, std::unique_ptr<Schedule> schedule,
+int start_schedule(const std::shared_ptr<RangeState>& range, SchedulePtr schedule,
                    Operation** op) {
   schedule->close();
   int rc = schedule->hold_datatypes();
@@ -228,6 +281,24 @@ int start_schedule(const std::shared_ptr<RangeState>& range, std::unique_ptr<Sch
     ++g_progress_needed;
   }
   *op = c;
+  return MPI_SUCCESS;
+}
+
+int run_schedule_blocking(RangeState& range, Schedule& schedule) {
+  schedule.close();
+  int tag = next_collective_tag(range);
+  // Reused between calls: a blocking collective allocates nothing once warm.
+  static std::vector<MPI_Request> requests;
+  for (size_t r = 0; r < schedule.rounds(); ++r) {
+    int rc = post_round(schedule, r, range, tag, &requests);
+    if (rc == MPI_SUCCESS && !requests.empty())
+      rc = MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
+    if (rc != MPI_SUCCESS) {
+      release_posted(&requests);
+      return rc;
+    }
+    requests.clear();
+  }
   return MPI_SUCCESS;
 }
 

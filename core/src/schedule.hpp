@@ -53,6 +53,13 @@ class Schedule {
   int hold_datatypes();
   ~Schedule();
 
+  // Empties the schedule for reuse, keeping its memory (steps and scratch blocks).
+  void reset();
+  // Returns a schedule to the pool new_schedule() takes from.
+  struct Recycle {
+    void operator()(Schedule* s) const;
+  };
+
   size_t rounds() const { return round_ends_.size(); }
   // Steps of round r: [begin, end).
   const Step* round_begin(size_t r) const { return steps_.data() + (r ? round_ends_[r - 1] : 0); }
@@ -62,15 +69,31 @@ class Schedule {
  private:
   std::vector<Step> steps_;
   std::vector<size_t> round_ends_;
-  std::vector<std::unique_ptr<char[]>> scratch_;
+  struct Block {
+    std::unique_ptr<char[]> bytes;
+    size_t capacity;
+  };
+  std::vector<Block> scratch_;  // blocks [0, scratch_used_) belong to this use of the schedule
+  size_t scratch_used_ = 0;
   std::vector<std::pair<MPI_Datatype, MPI_Datatype>> held_;  // (user's type, our duplicate)
 };
+
+using SchedulePtr = std::unique_ptr<Schedule, Schedule::Recycle>;
+
+// An empty schedule, from a pool: building one for every small collective costs no allocation
+// once the pool is warm.
+SchedulePtr new_schedule();
 
 // Runs a schedule on a range as one nonblocking operation, with the range's next collective
 // sequence number. On success *op is the started operation (one reference for the caller); the
 // engine advances it in every progress call until it completes.
-int start_schedule(const std::shared_ptr<RangeState>& range, std::unique_ptr<Schedule> schedule,
+int start_schedule(const std::shared_ptr<RangeState>& range, SchedulePtr schedule,
                    Operation** op);
+
+// Runs a schedule to completion inside MPI's own blocking calls. Only valid while nothing else
+// of the library needs progress (!Progress_needed()): then blocking in MPI cannot stall another
+// operation of this process, and MPI may wait the way it likes (yield, sleep).
+int run_schedule_blocking(RangeState& range, Schedule& schedule);
 
 // The next collective sequence number of a range (every member calls collectives in the same
 // order, so they agree without talking).

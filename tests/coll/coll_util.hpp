@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "coll/tuning.hpp"  // core/src: tests force algorithms through the environment
 #include "mpi_test.hpp"
 
 namespace colltest {
@@ -86,6 +87,7 @@ class ScopedEnv {
  public:
   ScopedEnv(std::string name, const std::string& value) : name_(std::move(name)) {
     setenv(name_.c_str(), value.c_str(), 1);
+    rangecomm::detail::tuning_changed();
   }
   ScopedEnv(std::string name, long long value) : ScopedEnv(std::move(name), std::to_string(value)) {}
   ScopedEnv(ScopedEnv&& other) noexcept : name_(std::move(other.name_)) { other.name_.clear(); }
@@ -93,7 +95,9 @@ class ScopedEnv {
   ScopedEnv& operator=(const ScopedEnv&) = delete;
   ScopedEnv& operator=(ScopedEnv&&) = delete;
   ~ScopedEnv() {
-    if (!name_.empty()) unsetenv(name_.c_str());
+    if (name_.empty()) return;
+    unsetenv(name_.c_str());
+    rangecomm::detail::tuning_changed();
   }
 
  private:

@@ -159,36 +159,65 @@ std::vector<std::uint32_t> product_upto(int last, int count, int salt) {
 
 const char* kRsAlgorithm = "RANGECOMM_REDUCE_SCATTER_SHORT_BYTES";
 
+// Scan algorithms forced through the environment: the chain with its default segments, the
+// chain cut into segments of 16 bytes (so that 7 and 1000 elements span several), and recursive
+// doubling.
+struct ScanAlgorithm {
+  const char* name;
+  long long chain_max_size, chain_bytes, segment_bytes;
+};
+const ScanAlgorithm kScanAlgorithms[] = {
+    {"chain", 1 << 20, 0, 65536},
+    {"chain, 16-byte segments", 1 << 20, 0, 16},
+    {"recursive doubling", 0, 1LL << 40, 65536},
+};
+
+std::vector<ScopedEnv> force(const ScanAlgorithm& a) {
+  std::vector<ScopedEnv> env;
+  env.emplace_back("RANGECOMM_SCAN_CHAIN_MAX_SIZE", a.chain_max_size);
+  env.emplace_back("RANGECOMM_SCAN_CHAIN_BYTES", a.chain_bytes);
+  env.emplace_back("RANGECOMM_SCAN_SEGMENT_BYTES", a.segment_bytes);
+  return env;
+}
+
 }  // namespace
 
 TEST_CASE("Scan and Exscan with predefined and non-commutative operations, in place") {
   auto w = world();
-  for (auto& pr : shapes(w)) {
-    if (!pr->member()) continue;
-    INFO(pr->name);
-    for (int count : {0, 1, 7, 1000}) {
-      INFO("count " << count);
-      for_all_cases([&](auto t, const Case& c) {
-        INFO("salt " << c.salt);
-        compare_scans<decltype(t)>(*pr, count, c);
-      });
+  for (ScanAlgorithm algorithm : kScanAlgorithms) {
+    INFO(algorithm.name);
+    auto forced = force(algorithm);
+    for (auto& pr : shapes(w)) {
+      if (!pr->member()) continue;
+      INFO(pr->name);
+      for (int count : {0, 1, 7, 1000}) {
+        INFO("count " << count);
+        for_all_cases([&](auto t, const Case& c) {
+          INFO("salt " << c.salt);
+          compare_scans<decltype(t)>(*pr, count, c);
+        });
+      }
     }
   }
 }
 
 TEST_CASE("Scan and Exscan of a non-commutative operation are ordered rank products") {
   auto w = world();
-  for (auto& pr : shapes(w)) {
-    if (!pr->member()) continue;
-    INFO(pr->name);
-    int r = pr->range.rank();
-    for (int count : {1, 5}) {
-      auto in = centred_values<std::uint32_t>(static_cast<size_t>(4 * count) + 1, r, 9);
-      std::vector<std::uint32_t> scan(4 * count + 1), exscan(4 * count + 1);
-      CHECK_MPI(rangecomm::Scan(in.data(), scan.data(), count, matrix_type(), matmul_op(), pr->range));
-      CHECK_MPI(rangecomm::Exscan(in.data(), exscan.data(), count, matrix_type(), matmul_op(), pr->range));
-      CHECK(head(scan, 4) == product_upto(r, count, 9));
-      if (r > 0) CHECK(head(exscan, 4) == product_upto(r - 1, count, 9));
+  for (ScanAlgorithm algorithm : kScanAlgorithms) {
+    INFO(algorithm.name);
+    auto forced = force(algorithm);
+    for (auto& pr : shapes(w)) {
+      if (!pr->member()) continue;
+      INFO(pr->name);
+      int r = pr->range.rank();
+      for (int count : {1, 5}) {
+        auto in = centred_values<std::uint32_t>(static_cast<size_t>(4 * count) + 1, r, 9);
+        std::vector<std::uint32_t> scan(4 * count + 1), exscan(4 * count + 1);
+        CHECK_MPI(rangecomm::Scan(in.data(), scan.data(), count, matrix_type(), matmul_op(), pr->range));
+        CHECK_MPI(rangecomm::Exscan(in.data(), exscan.data(), count, matrix_type(), matmul_op(), pr->range));
+        CHECK(head(scan, 4) == product_upto(r, count, 9));
+        if (r > 0) CHECK(head(exscan, 4) == product_upto(r - 1, count, 9));
+      }
     }
   }
 }
@@ -247,6 +276,7 @@ TEST_CASE("nonblocking scans and reduce-scatters outstanding on overlapping rang
   const int n = 21;
   for (int round = 0; round < 2; ++round) {
     ScopedEnv forced(kRsAlgorithm, round == 0 ? 1LL << 40 : 0);  // chosen when each starts
+    auto scan_forced = force(kScanAlgorithms[round == 0 ? 1 : 2]);
     for (auto& pr : all) {
       if (!pr->member()) continue;
       int p = pr->range.size(), r = pr->range.rank();

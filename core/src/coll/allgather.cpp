@@ -19,6 +19,7 @@ namespace rangecomm {
 namespace {
 
 using detail::Schedule;
+using detail::new_schedule;
 
 using detail::block_at;
 
@@ -101,7 +102,7 @@ int allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* r
   if (rc != MPI_SUCCESS) return rc;
   Layout l{recvbuf, std::vector<int>(s->size, recvcount), {}, recvtype};
   for (int i = 0; i < s->size; ++i) l.offsets.push_back(1LL * i * recvcount);
-  auto sched = std::make_unique<Schedule>();
+  auto sched = new_schedule();
   long long total = total_bytes(l.counts, recvtype);
   if (total > 0) {
     if (sendbuf != MPI_IN_PLACE)
@@ -151,7 +152,7 @@ int allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* 
   if (rc != MPI_SUCCESS) return rc;
   Layout l{recvbuf, std::vector<int>(recvcounts, recvcounts + s->size),
            std::vector<long long>(displs, displs + s->size), recvtype};
-  auto sched = std::make_unique<Schedule>();
+  auto sched = new_schedule();
   long long total = total_bytes(l.counts, recvtype);
   if (total == 0) {
     // nothing to move

@@ -11,6 +11,7 @@ namespace rangecomm {
 namespace {
 
 using detail::Schedule;
+using detail::new_schedule;
 
 void add_recursive_doubling(Schedule& s, void* buf, int count, MPI_Datatype type, MPI_Op op,
                             int rank, int size) {
@@ -66,7 +67,7 @@ int allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, 
   int rc = detail::check_reduction(comm, count, type, op, fn, &s);
   if (rc != MPI_SUCCESS) return rc;
   if (sendbuf == MPI_IN_PLACE) sendbuf = recvbuf;
-  auto sched = std::make_unique<Schedule>();
+  auto sched = new_schedule();
   int type_size = 0;
   MPI_Type_size(type, &type_size);
   long long bytes = static_cast<long long>(count) * type_size;

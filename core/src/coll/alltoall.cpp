@@ -17,6 +17,7 @@ namespace rangecomm {
 namespace {
 
 using detail::Schedule;
+using detail::new_schedule;
 using detail::bytes_of;
 
 MPI_Aint extent_of(MPI_Datatype type) {
@@ -123,7 +124,7 @@ int alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* re
     sendcount = recvcount;
     sendtype = recvtype;
   }
-  auto sched = std::make_unique<Schedule>();
+  auto sched = new_schedule();
   long long bytes = bytes_of(recvcount, recvtype);  // the same on every process
   if (bytes == 0) {
     // nothing to move
@@ -177,7 +178,7 @@ int alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Aint sbytes
     sends[j] = in_place ? recvs[j] : Part{at(sendbuf, sbytes[j]), sendcounts[j], sendtypes[j]};
   }
   bool pairwise = s.size > detail::tuning("ALLTOALLV_LINEAR_MAX_SIZE", 32);
-  auto sched = std::make_unique<Schedule>();
+  auto sched = new_schedule();
   add_exchange(*sched, std::move(sends), recvs, in_place, pairwise, s.rank, s.size);
   return detail::run(comm, std::move(sched), request);
 }

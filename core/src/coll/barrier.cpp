@@ -9,7 +9,7 @@ int barrier(const Comm& comm, Request* request, const char* fn) {
   detail::RangeState* s = nullptr;
   int rc = detail::check_comm(comm, fn, &s);
   if (rc != MPI_SUCCESS) return rc;
-  auto sched = std::make_unique<detail::Schedule>();
+  auto sched = detail::new_schedule();
   for (int dist = 1; dist < s->size; dist <<= 1) {
     sched->send(nullptr, 0, MPI_BYTE, (s->rank + dist) % s->size);
     sched->recv(nullptr, 0, MPI_BYTE, (s->rank - dist + s->size) % s->size);

@@ -34,7 +34,7 @@ int bcast(void* buf, int count, MPI_Datatype type, int root, const Comm& comm, R
   if (rc == MPI_SUCCESS) rc = detail::check_root(*s, root, fn);
   if (rc == MPI_SUCCESS) rc = detail::check_buffer(*s, count, type, fn);
   if (rc != MPI_SUCCESS) return rc;
-  auto sched = std::make_unique<detail::Schedule>();
+  auto sched = detail::new_schedule();
   int type_size = 0;
   MPI_Type_size(type, &type_size);
   long long bytes = static_cast<long long>(count) * type_size;

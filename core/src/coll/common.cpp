@@ -40,8 +40,12 @@ int check_reduction(const Comm& comm, int count, MPI_Datatype type, MPI_Op op, c
   return rc;
 }
 
-int run(const Comm& comm, std::unique_ptr<Schedule> schedule, Request* request) {
+int run(const Comm& comm, SchedulePtr schedule, Request* request) {
   const auto& state = CommAccess::state(comm);
+  if (request == nullptr && !Progress_needed()) {
+    int rc = run_schedule_blocking(*state, *schedule);
+    return rc == MPI_SUCCESS ? rc : raise_mpi(state->errcomm(), rc, "collective");
+  }
   Operation* op = nullptr;
   int rc = start_schedule(state, std::move(schedule), &op);
   if (rc != MPI_SUCCESS) return raise_mpi(state->errcomm(), rc, "collective");

@@ -23,7 +23,7 @@ int check_reduction(const Comm& comm, int count, MPI_Datatype type, MPI_Op op, c
                     RangeState** s);
 
 // Starts the schedule; waits for it when request is null (a blocking collective).
-int run(const Comm& comm, std::unique_ptr<Schedule> schedule, Request* request);
+int run(const Comm& comm, SchedulePtr schedule, Request* request);
 
 // Address of element `index` of a buffer of `type`.
 inline char* block_at(void* buf, long long index, MPI_Datatype type) {

@@ -19,6 +19,7 @@ namespace rangecomm {
 namespace {
 
 using detail::Schedule;
+using detail::new_schedule;
 
 using detail::block_at;
 using detail::bytes_of;
@@ -110,7 +111,7 @@ int gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recv
   // Every process sees the same block size: equal type signatures.
   long long block = is_root ? bytes_of(recvcount, recvtype) : bytes_of(sendcount, sendtype);
   long long total = block * s->size;
-  auto sched = std::make_unique<Schedule>();
+  auto sched = new_schedule();
   if (block == 0) {
     // nothing to move
   } else if (total < detail::tuning("GATHER_SHORT_BYTES", 65536) && total <= INT_MAX) {
@@ -145,7 +146,7 @@ int gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* rec
       rc = detail::check_buffer(*s, recvcounts[i], recvtype, fn);
     if (rc != MPI_SUCCESS) return rc;
   }
-  auto sched = std::make_unique<Schedule>();
+  auto sched = new_schedule();
   add_linear(*sched, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
              s->rank, s->size);
   return detail::run(comm, std::move(sched), request);

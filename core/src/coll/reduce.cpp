@@ -39,7 +39,7 @@ int reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI
       return detail::raise(s->errcomm(), MPI_ERR_BUFFER, "%s: MPI_IN_PLACE is only for the root", fn);
     sendbuf = recvbuf;
   }
-  auto sched = std::make_unique<detail::Schedule>();
+  auto sched = detail::new_schedule();
   int type_size = 0;
   MPI_Type_size(type, &type_size);
   long long bytes = static_cast<long long>(count) * type_size;

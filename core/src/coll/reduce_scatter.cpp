@@ -16,6 +16,7 @@ namespace rangecomm {
 namespace {
 
 using detail::Schedule;
+using detail::new_schedule;
 
 // The blocks of the vector: block j (counts[j] elements at displs[j]) belongs to rank j.
 struct Blocks {
@@ -151,7 +152,7 @@ int reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[], M
   const void* in = in_place ? recvbuf : sendbuf;
   int type_size = 0;
   MPI_Type_size(type, &type_size);
-  auto sched = std::make_unique<Schedule>();
+  auto sched = new_schedule();
   if (b.total == 0) {
     // nothing to reduce
   } else if (s->size == 1) {

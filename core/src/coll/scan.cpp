@@ -1,19 +1,27 @@
-// Scan and Exscan: recursive doubling, ceil(log2 p) exchanges of the whole vector, any p.
-// In step `mask` each process swaps with rank ^ mask the reduction of its aligned block of
+// Scan and Exscan. Two algorithms:
+// - A chain (rank r receives the prefix of ranks < r from r - 1, adds its own and passes it on),
+//   pipelined in segments: p - 1 + segments steps, each process sends and receives each
+//   segment once, and in back-to-back scans rank 0 never waits. Chosen for small ranges and
+//   long vectors.
+// - Recursive doubling, ceil(log2 p) exchanges of the whole vector, for short vectors on many
+//   processes. In step `mask` each process swaps with rank ^ mask the reduction of its aligned block of
 // `mask` ranks (`partial`, what it forwards). A block from below is a prefix of everything this
 // process has so far: it goes in front of both the result and the partial. A block from above
 // goes behind the partial only. So every reduction is lower ranks first, as a non-commutative
 // operation needs.
+#include <algorithm>
 #include <utility>
 
 #include "common.hpp"
 #include "rangecomm/collectives.hpp"
+#include "tuning.hpp"
 
 namespace rangecomm {
 
 namespace {
 
 using detail::Schedule;
+using detail::new_schedule;
 
 // Whether some exchange after step `mask` still has a partner (else the partial is dead).
 bool partial_needed_after(int mask, int rank, int size) {
@@ -54,6 +62,48 @@ void add_scan(Schedule& s, const void* sendbuf, void* recvbuf, int count, MPI_Da
   s.end_round();
 }
 
+// The chain, segment by segment. Round t first finishes segment t - 1 (received in round
+// t - 1), then receives segment t and passes segment t - 1 on. Two buffers per role suffice:
+// a round starts only when the previous one, sends included, has completed.
+void add_chain_scan(Schedule& s, const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
+                    MPI_Op op, int rank, int size, bool exclusive, int segment_count) {
+  int segments = (count + segment_count - 1) / segment_count;
+  auto in_at = [&](int k) { return detail::block_at(sendbuf, static_cast<long long>(k) * segment_count, type); };
+  auto out_at = [&](int k) { return detail::block_at(recvbuf, static_cast<long long>(k) * segment_count, type); };
+  auto length = [&](int k) { return k + 1 < segments ? segment_count : count - k * segment_count; };
+  bool first = rank == 0, last = rank == size - 1;
+  // Inclusive: incoming prefixes land in scratch and are combined into recvbuf (already holding
+  // this rank's values). Exclusive: the prefix is the result itself; what goes on is
+  // prefix op own values, built in scratch from a copy saved before recvbuf is overwritten
+  // (sendbuf may be recvbuf).
+  void* work[2] = {nullptr, nullptr};
+  bool need_work = exclusive ? !first && !last : !first;
+  if (need_work) {
+    work[0] = s.scratch(segment_count, type);
+    work[1] = s.scratch(segment_count, type);
+  }
+  if (!exclusive) s.copy(sendbuf, count, type, recvbuf, count, type);
+  for (int t = 0; t <= segments; ++t) {
+    if (t > 0 && need_work) {
+      int k = t - 1;
+      if (exclusive)
+        s.reduce(out_at(k), work[k % 2], length(k), type, op);
+      else
+        s.reduce(work[k % 2], out_at(k), length(k), type, op);
+    }
+    if (t < segments && !first) {
+      if (exclusive && need_work) s.copy(in_at(t), length(t), type, work[t % 2], length(t), type);
+      s.recv(exclusive ? static_cast<void*>(out_at(t)) : work[t % 2], length(t), type, rank - 1);
+    }
+    if (t > 0 && !last) {
+      int k = t - 1;
+      const void* out = !exclusive ? out_at(k) : first ? in_at(k) : work[k % 2];
+      s.send(out, length(k), type, rank + 1);
+    }
+    s.end_round();
+  }
+}
+
 int scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
          const Comm& comm, Request* request, bool exclusive, const char* fn) {
   detail::RangeState* s = nullptr;
@@ -62,11 +112,23 @@ int scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_O
     rc = detail::raise(s->errcomm(), MPI_ERR_BUFFER, "%s: recvbuf is MPI_IN_PLACE", fn);
   if (rc != MPI_SUCCESS) return rc;
   if (sendbuf == MPI_IN_PLACE) sendbuf = recvbuf;
-  auto sched = std::make_unique<Schedule>();
-  if (count > 0 && s->size > 1)
+  auto sched = new_schedule();
+  long long bytes = detail::bytes_of(count, type);
+  bool chain = s->size <= detail::tuning("SCAN_CHAIN_MAX_SIZE", 16) ||
+               bytes >= detail::tuning("SCAN_CHAIN_BYTES", 1 << 20);
+  if (count > 0 && s->size > 1 && chain) {
+    int type_size = 0;
+    MPI_Type_size(type, &type_size);
+    long long segment_bytes = std::max(1LL, detail::tuning("SCAN_SEGMENT_BYTES", 65536));
+    int segment_count = static_cast<int>(std::clamp(segment_bytes / std::max(type_size, 1), 1LL,
+                                                    static_cast<long long>(count)));
+    add_chain_scan(*sched, sendbuf, recvbuf, count, type, op, s->rank, s->size, exclusive,
+                   segment_count);
+  } else if (count > 0 && s->size > 1) {
     add_scan(*sched, sendbuf, recvbuf, count, type, op, s->rank, s->size, exclusive);
-  else if (count > 0 && !exclusive)
+  } else if (count > 0 && !exclusive) {
     sched->copy(sendbuf, count, type, recvbuf, count, type);
+  }
   return detail::run(comm, std::move(sched), request);
 }
 

@@ -19,6 +19,7 @@ namespace rangecomm {
 namespace {
 
 using detail::Schedule;
+using detail::new_schedule;
 
 using detail::block_at;
 using detail::bytes_of;
@@ -109,7 +110,7 @@ int scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* rec
   // Every process sees the same block size: equal type signatures.
   long long block = is_root ? bytes_of(sendcount, sendtype) : bytes_of(recvcount, recvtype);
   long long total = block * s->size;
-  auto sched = std::make_unique<Schedule>();
+  auto sched = new_schedule();
   if (block == 0) {
     // nothing to move
   } else if (total < detail::tuning("SCATTER_SHORT_BYTES", 65536) && total <= INT_MAX) {
@@ -144,7 +145,7 @@ int scatterv(const void* sendbuf, const int sendcounts[], const int displs[],
       rc = detail::check_buffer(*s, sendcounts[i], sendtype, fn);
     if (rc != MPI_SUCCESS) return rc;
   }
-  auto sched = std::make_unique<Schedule>();
+  auto sched = new_schedule();
   add_linear(*sched, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
              s->rank, s->size);
   return detail::run(comm, std::move(sched), request);
