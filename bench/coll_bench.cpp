@@ -37,6 +37,11 @@ struct Options {
   double test_every_us = 50;
   bool csv_stdout = false;
   std::string csv_file;
+  std::string colls = "bcast,reduce,allreduce,scan,gather,allgather,alltoall";
+  std::string experiments = "latency,overlap,create";
+  bool wants(const std::string& list, const std::string& name) const {
+    return ("," + list + ",").find("," + name + ",") != std::string::npos;
+  }
 };
 
 const char* const kUsage =
@@ -47,6 +52,9 @@ const char* const kUsage =
     "  --iters N         calls per sample (default: from 200 for small to 5 for 4 MiB)\n"
     "  --overlap-bytes N message size of the overlap experiment (default 1048576)\n"
     "  --test-every US   computation between Test calls in the overlap experiment (default 50)\n"
+    "  --colls a,b       latency collectives (default bcast,reduce,allreduce,scan,gather,\n"
+    "                    allgather,alltoall)\n"
+    "  --experiments a,b latency, overlap, create (default all three)\n"
     "  --format F        table (default) or csv\n"
     "  --csv FILE        also write CSV rows to FILE\n"
     "  --help            this text\n";
@@ -115,6 +123,7 @@ void latency(const Options& o, const rangecomm::Comm& range, MPI_Comm native) {
     std::vector<int> a(static_cast<size_t>(n) * size_, rank_), b(a.size());
     std::string param = std::to_string(n * 4);
     auto run = [&](const char* name, std::function<void()> nat, std::function<void()> rng) {
+      if (!o.wants(o.colls, name)) return;
       if (rank_ == 0) std::fprintf(stderr, "  %-10s %9s bytes\n", name, param.c_str());
       compare(name, param, nat, rng, iters, o.rounds);
     };
@@ -269,6 +278,8 @@ bool parse(int argc, char** argv, Options* o) {
     else if (a == "--test-every") o->test_every_us = std::atof(v);
     else if (a == "--format") o->csv_stdout = std::string(v) == "csv";
     else if (a == "--csv") o->csv_file = v;
+    else if (a == "--colls") o->colls = v;
+    else if (a == "--experiments") o->experiments = v;
     else return false;
     ++i;
   }
@@ -316,12 +327,18 @@ int main(int argc, char** argv) {
   check(rangecomm::Split_Comm(world, 0, size_ - 1, &range), "Split_Comm");
   MPI_Comm native;
   MPI_Comm_dup(MPI_COMM_WORLD, &native);
-  if (rank_ == 0) std::fprintf(stderr, "coll_bench: latency\n");
-  latency(o, range, native);
-  if (rank_ == 0) std::fprintf(stderr, "coll_bench: overlap\n");
-  overlaps(o, range, native);
-  if (rank_ == 0) std::fprintf(stderr, "coll_bench: creation + broadcast\n");
-  create_and_bcast(o, world);
+  if (o.wants(o.experiments, "latency")) {
+    if (rank_ == 0) std::fprintf(stderr, "coll_bench: latency\n");
+    latency(o, range, native);
+  }
+  if (o.wants(o.experiments, "overlap")) {
+    if (rank_ == 0) std::fprintf(stderr, "coll_bench: overlap\n");
+    overlaps(o, range, native);
+  }
+  if (o.wants(o.experiments, "create")) {
+    if (rank_ == 0) std::fprintf(stderr, "coll_bench: creation + broadcast\n");
+    create_and_bcast(o, world);
+  }
   if (rank_ == 0) print(o);
   MPI_Comm_free(&native);
   range = rangecomm::Comm();

@@ -14,16 +14,22 @@ namespace {
 
 struct Algorithm {
   const char* name;
-  long long short_bytes;        // ALLTOALL_SHORT_BYTES: huge = Bruck always, 0 = pairwise
-  long long linear_max_size;    // ALLTOALLV_LINEAR_MAX_SIZE: 0 = pairwise, huge = all at once
+  long long short_bytes;        // ALLTOALL_SHORT_BYTES: huge = Bruck always, 0 = never
+  long long pairwise_bytes;     // ALLTOALL_PAIRWISE_BYTES: 0 = pairwise, huge = all at once
+  long long linear_max_size;    // ALLTOALL(V)_LINEAR_MAX_SIZE: 0 = pairwise, huge = all at once
 };
-const Algorithm kAlgorithms[] = {{"Bruck / all at once", 1LL << 40, 1 << 30},
-                                 {"pairwise", 0, 0}};
+const Algorithm kAlgorithms[] = {{"Bruck / all at once", 1LL << 40, 1LL << 40, 1 << 30},
+                                 {"pairwise", 0, 0, 0},
+                                 {"all at once", 0, 1LL << 40, 1 << 30}};
 
 // Forces an algorithm on every rank alike while the result lives.
-std::pair<ScopedEnv, ScopedEnv> use(const Algorithm& a) {
-  return {ScopedEnv("RANGECOMM_ALLTOALL_SHORT_BYTES", a.short_bytes),
-          ScopedEnv("RANGECOMM_ALLTOALLV_LINEAR_MAX_SIZE", a.linear_max_size)};
+std::vector<ScopedEnv> use(const Algorithm& a) {
+  std::vector<ScopedEnv> env;
+  env.emplace_back("RANGECOMM_ALLTOALL_SHORT_BYTES", a.short_bytes);
+  env.emplace_back("RANGECOMM_ALLTOALL_PAIRWISE_BYTES", a.pairwise_bytes);
+  env.emplace_back("RANGECOMM_ALLTOALL_LINEAR_MAX_SIZE", a.linear_max_size);
+  env.emplace_back("RANGECOMM_ALLTOALLV_LINEAR_MAX_SIZE", a.linear_max_size);
+  return env;
 }
 
 // Alltoall of `count` items: T data seen through st (sper T's per item) and rt (rper per item).
@@ -198,7 +204,7 @@ void compare_alltoallw(Pair& pr, int salt) {
 
 }  // namespace
 
-TEST_CASE("Alltoall, both algorithms, predefined, derived and mixed types, in place") {
+TEST_CASE("Alltoall, every algorithm, predefined, derived and mixed types, in place") {
   auto w = world();
   for (const auto& algorithm : kAlgorithms) {
     auto forced = use(algorithm);

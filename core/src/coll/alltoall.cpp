@@ -141,7 +141,11 @@ int alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* re
       sends.push_back({at(sendbuf, j * sblock), sendcount, sendtype});
       recvs.push_back({at(recvbuf, j * rblock), recvcount, recvtype});
     }
-    add_exchange(*sched, std::move(sends), recvs, in_place, true, s->rank, s->size);
+    // Everything posted at once while the blocks are small enough for the messages to stay
+    // eager, pairwise beyond (one peer at a time keeps long messages from competing).
+    bool linear = bytes < detail::tuning("ALLTOALL_PAIRWISE_BYTES", 32768) &&
+                  s->size <= detail::tuning("ALLTOALL_LINEAR_MAX_SIZE", 32);
+    add_exchange(*sched, std::move(sends), recvs, in_place, !linear, s->rank, s->size);
   }
   return detail::run(comm, std::move(sched), request);
 }
