@@ -35,12 +35,13 @@ void read(Setting& s) {
 }  // namespace
 
 long long tuning(const char* name, long long fallback) {
+  // Call sites pass string literals, so the pointer nearly always matches; text is compared
+  // only for a name not seen at this address yet.
   Setting* found = nullptr;
   for (Setting& s : g_settings)
-    if (s.name == name || std::strcmp(s.name, name) == 0) {
-      found = &s;
-      break;
-    }
+    if (s.name == name) found = &s;
+  for (size_t i = 0; found == nullptr && i < g_settings.size(); ++i)
+    if (std::strcmp(g_settings[i].name, name) == 0) found = &g_settings[i];
   if (found == nullptr) found = &g_settings.emplace_back(Setting{name, false, 0, 0});
   if (found->generation != g_generation) read(*found);
   return found->set ? found->value : fallback;
