@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "rangecomm/comm.hpp"
+#include "rangecomm/embedding.hpp"
 
 namespace rangecomm::detail {
 
@@ -28,6 +29,8 @@ struct LastMessage {
 };
 std::array<LastMessage, 128> g_messages;
 
+bool g_call_handlers = true;  // Set_error_handler_calls
+
 int raise_message(MPI_Comm comm, int error_class, const char* message) {
   int code = code_for_class(error_class);
   if (code != error_class) MPI_Add_error_string(code, message);
@@ -35,11 +38,15 @@ int raise_message(MPI_Comm comm, int error_class, const char* message) {
     g_messages[error_class].code = code;
     std::snprintf(g_messages[error_class].text, MPI_MAX_ERROR_STRING, "%s", message);
   }
-  if (comm != MPI_COMM_NULL) MPI_Comm_call_errhandler(comm, code);
+  call_handler(comm, code);
   return code;
 }
 
 }  // namespace
+
+void call_handler(MPI_Comm comm, int code) {
+  if (g_call_handlers && comm != MPI_COMM_NULL) MPI_Comm_call_errhandler(comm, code);
+}
 
 int raise(MPI_Comm comm, int error_class, const char* format, ...) {
   char message[MPI_MAX_ERROR_STRING];
@@ -72,6 +79,17 @@ int raise_mpi(MPI_Comm comm, int code, const char* what) {
 }  // namespace rangecomm::detail
 
 namespace rangecomm {
+
+void Set_error_handler_calls(bool enabled) { detail::g_call_handlers = enabled; }
+
+int Make_error(int error_class, const char* format, ...) {
+  char message[MPI_MAX_ERROR_STRING];
+  va_list args;
+  va_start(args, format);
+  std::vsnprintf(message, sizeof message, format, args);
+  va_end(args);
+  return detail::raise(MPI_COMM_NULL, error_class, "%s", message);
+}
 
 int Error_string(int code, char* text, int* length) {
   if (const char* m = detail::message_of(code)) {

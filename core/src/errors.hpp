@@ -15,6 +15,9 @@ int raise(MPI_Comm comm, int error_class, const char* format, ...)
 // what was being done, and raises it through comm's handler. MPI_SUCCESS passes through.
 int raise_mpi(MPI_Comm comm, int code, const char* what);
 
+// Calls comm's error handler with code, unless Set_error_handler_calls(false) turned that off.
+void call_handler(MPI_Comm comm, int code);
+
 // The message of one of our codes, or null for codes that are not ours (or were reused).
 const char* message_of(int code);
 

@@ -5,6 +5,7 @@
 
 #include "errors.hpp"
 #include "matching.hpp"
+#include "rangecomm/embedding.hpp"
 
 namespace rangecomm::detail {
 
@@ -173,6 +174,11 @@ int Create_Comm(MPI_Comm mpi_comm, Comm* out) {
 }
 
 int Split_Comm(const Comm& parent_comm, int first, int last, int stride, Comm* out) {
+  return Split_Comm_below(parent_comm, first, last, stride, 1, out);
+}
+
+int Split_Comm_below(const Comm& parent_comm, int first, int last, int stride, int levels,
+                     Comm* out) {
   if (out == nullptr) return detail::raise(MPI_COMM_WORLD, MPI_ERR_ARG, "Split_Comm: out is null");
   // A copy, not a reference: out may be the parent's own handle (Split_Comm(c, ..., &c)).
   std::shared_ptr<RangeState> parent = CommAccess::state(parent_comm);
@@ -185,6 +191,8 @@ int Split_Comm(const Comm& parent_comm, int first, int last, int stride, Comm* o
     return detail::raise(errcomm, MPI_ERR_COMM, "Split_Comm: the parent's MPI communicator was freed");
   if (stride < 1)
     return detail::raise(errcomm, MPI_ERR_ARG, "Split_Comm: stride %d is below 1", stride);
+  if (levels < 1)
+    return detail::raise(errcomm, MPI_ERR_ARG, "Split_Comm: levels %d is below 1", levels);
   if (first > last)
     return detail::raise(errcomm, MPI_ERR_ARG, "Split_Comm: first %d is above last %d", first, last);
   if (first < 0 || last >= parent->size)
@@ -204,12 +212,16 @@ int Split_Comm(const Comm& parent_comm, int first, int last, int stride, Comm* o
   s->rank = (me - first) / stride;
   s->parent_first = parent->first;
   s->parent_stride = parent->stride;
-  s->depth = parent->depth + 1;
+  s->depth = parent->depth + levels;
   set_context(*s);
   int rc = register_range(*s, errcomm);
   if (rc != MPI_SUCCESS) return rc;
   *out = CommAccess::make(std::move(s));
   return MPI_SUCCESS;
+}
+
+std::uint32_t Comm_context(const Comm& comm) {
+  return comm.is_null() ? 0 : comm.state()->ctx;
 }
 
 int Comm_rank(const Comm& comm, int* rank) {

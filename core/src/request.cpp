@@ -117,8 +117,7 @@ namespace detail {
 bool RequestAccess::test(Request& r, MPI_Status* status, int* rc) {
   MPI_Comm errcomm = r.errcomm_;
   bool done = complete(r, status, rc);
-  if (done && *rc != MPI_SUCCESS && errcomm != MPI_COMM_NULL)
-    MPI_Comm_call_errhandler(errcomm, *rc);
+  if (done && *rc != MPI_SUCCESS) call_handler(errcomm, *rc);
   return done;
 }
 
@@ -228,7 +227,7 @@ int Wait(Request* request, MPI_Status* status) {
   // Nothing of the library's own to advance: let MPI block (and yield) the way it likes.
   MPI_Comm errcomm = RequestAccess::errcomm(*request);
   if (!detail::engine_busy() && RequestAccess::wait_native(*request, &st, &rc)) {
-    if (rc != MPI_SUCCESS && errcomm != MPI_COMM_NULL) MPI_Comm_call_errhandler(errcomm, rc);
+    if (rc != MPI_SUCCESS) detail::call_handler(errcomm, rc);
     copy_status(status, st);
     return rc;
   }

@@ -1,0 +1,32 @@
+// For a layer that puts rangecomm behind another API (the PMPI interposer in shim/): control
+// over error handlers, and the few facts about a range it needs to create more of them.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+
+#include "rangecomm/comm.hpp"
+
+namespace rangecomm {
+
+// Whether the library calls MPI error handlers itself (the default: the root communicator's,
+// or MPI_COMM_WORLD's). A layer with handlers of its own per range turns this off and calls
+// them with the returned codes; codes, classes and messages (Error_string) stay the same.
+void Set_error_handler_calls(bool enabled);
+
+// A new error code of error_class whose Error_string is "rangecomm: " + the formatted message.
+// Calls no error handler.
+int Make_error(int error_class, const char* format, ...) __attribute__((format(printf, 2, 3)));
+
+// The context of comm (docs/tag-layout.md): two live communicators of the same root that share
+// two or more members never have equal contexts. 0 for the null communicator.
+std::uint32_t Comm_context(const Comm& comm);
+
+// Split_Comm, with the new range `levels` (>= 1) nesting levels below the parent instead of
+// one. Its context then differs from that of a live range with the same members one level
+// down, so a second live copy of a range (MPI_Comm_dup) can be made without a clash. All
+// members must pass the same levels.
+int Split_Comm_below(const Comm& parent, int first, int last, int stride, int levels, Comm* out);
+
+}  // namespace rangecomm
