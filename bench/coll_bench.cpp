@@ -5,8 +5,9 @@
 //
 //  latency:  for each collective and message size, one sample = mean time of --iters calls
 //            after a barrier, max over ranks; --rounds samples per variant, alternating order.
-//  overlap:  t_pure = start + wait; t_cpu = computation alone of length t_pure; t_ovl = start,
-//            compute for t_pure calling Test every --test-every us, wait. Overlap (IMB-NBC
+//  overlap:  t_pure = start + wait; t_cpu = computation alone, a fixed amount of work
+//            calibrated to take about t_pure; t_ovl = start, the same work calling Test every
+//            --test-every us worth of it, wait. Overlap (IMB-NBC
 //            formula) = 100 * max(0, min(1, (t_pure + t_cpu - t_ovl) / min(t_pure, t_cpu))).
 //  create+bcast: a range made from the world range plus k broadcasts of n ints, against the
 //            cheaper of MPI_Comm_create_group and MPI_Comm_split plus the same broadcasts.
@@ -146,17 +147,38 @@ void latency(const Options& o, const rangecomm::Comm& range, MPI_Comm native) {
   }
 }
 
-// Busy computation for about us microseconds, calling poll every `every` microseconds.
-void compute(double us, double every, const std::function<void()>& poll) {
-  double end = now_us() + us, next = now_us() + every;
+// Computation is a fixed amount of work, as in NBCBench, not a stretch of wall-clock time: a
+// rank that is descheduled (more ranks than cores) or busy copying inside a test call must
+// take longer, or the overlap would be overstated. kWorkPerUnit iterations take about 1/rate
+// microseconds on this rank, calibrated once.
+constexpr int kWorkPerUnit = 200;
+double g_units_per_us = 0;
+
+void work_units(long units, long poll_every, const std::function<void()>& poll) {
   volatile double x = 1.0;
-  while (now_us() < end) {
-    for (int i = 0; i < 200; ++i) x = x * 1.0000001 + 1e-9;
-    if (poll && now_us() >= next) {
-      poll();
-      next = now_us() + every;
-    }
+  for (long u = 0; u < units; ++u) {
+    for (int i = 0; i < kWorkPerUnit; ++i) x = x * 1.0000001 + 1e-9;
+    if (poll && poll_every > 0 && (u + 1) % poll_every == 0) poll();
   }
+}
+
+void calibrate_work() {
+  MPI_Barrier(MPI_COMM_WORLD);
+  long units = 0;
+  double t0 = now_us();
+  while (now_us() - t0 < 20000) {
+    work_units(100, 0, nullptr);
+    units += 100;
+  }
+  g_units_per_us = units / (now_us() - t0);
+}
+
+// Work worth about `us` microseconds (as calibrated), calling poll every `every` microseconds'
+// worth of it.
+void compute(double us, double every, const std::function<void()>& poll) {
+  long units = static_cast<long>(us * g_units_per_us);
+  long poll_every = std::max(1L, static_cast<long>(every * g_units_per_us));
+  work_units(units, poll_every, poll);
 }
 
 // NBCBench-style overlap of one nonblocking collective, returned in percent (max over ranks of
@@ -182,6 +204,7 @@ double overlap(Start start, Test test, Wait wait, double every) {
 }
 
 void overlaps(const Options& o, const rangecomm::Comm& range, MPI_Comm native) {
+  calibrate_work();
   int n = static_cast<int>(o.overlap_bytes / 4);
   std::vector<int> a(static_cast<size_t>(n), rank_), b(a.size());
   int per = std::max(1, n / size_);
