@@ -1,0 +1,43 @@
+/* rangecomm: range communicators behind ordinary MPI handles.
+ *
+ * Link with -lrangecomm (before -lmpi) or start the program with LD_PRELOAD=librangecomm.so.
+ * The communicators these calls make are MPI_Comm handles like any other: every MPI function
+ * accepts them (see docs/shim-design.md for what runs natively and what falls back to a real
+ * communicator). Errors go through the communicator's error handler, as in MPI. */
+#ifndef RANGECOMM_H
+#define RANGECOMM_H
+
+#include <mpi.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Local, O(1), no communication. Called by members of the range: ranks first, first + stride,
+ * ..., <= last of comm. A caller outside the range gets MPI_COMM_NULL. comm may be a real
+ * communicator (an intracommunicator whose ranks are an increasing arithmetic progression of
+ * MPI_COMM_WORLD ranks, which dups and order-keeping splits of it are) or a range communicator.
+ * Errors: MPI_ERR_ARG (stride < 1, first > last), MPI_ERR_RANK (outside comm), MPI_ERR_COMM
+ * (a communicator that cannot hold ranges, or a live communicator that cannot be told apart
+ * from the new one; see docs/tag-layout.md). */
+int MPIX_Comm_create_range(MPI_Comm comm, int first, int last, int stride, MPI_Comm *newcomm);
+int PMPIX_Comm_create_range(MPI_Comm comm, int first, int last, int stride, MPI_Comm *newcomm);
+
+/* Nonblocking creation, collective over `group` only (paper 001, Sec. VI). When group is a
+ * strided range of comm (its ranks in comm are first, first + stride, ... in that order), the
+ * request is complete on return and newcomm is a range communicator (MPI_COMM_NULL for a
+ * process outside group). Other groups fail with an error of class MPI_ERR_GROUP for now. */
+int MPIX_Icomm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm,
+                            MPI_Request *request);
+int PMPIX_Icomm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm,
+                             MPI_Request *request);
+
+/* flag = 1 when comm is a communicator of this library, 0 otherwise (also for MPI_COMM_NULL). */
+int MPIX_Comm_is_range(MPI_Comm comm, int *flag);
+int PMPIX_Comm_is_range(MPI_Comm comm, int *flag);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RANGECOMM_H */

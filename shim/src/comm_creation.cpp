@@ -1,0 +1,135 @@
+// Communicators made from range communicators with the standard calls: dup, idup, split,
+// create, create_group give range communicators when the result is a range, and real ones
+// (through the fallback communicator) otherwise; free deletes attributes with callbacks.
+//
+// A copy of a range (MPI_Comm_dup) has the same members, so it must sit at another nesting
+// level to get another context (docs/tag-layout.md). The members agree on the lowest level
+// free at all of them with one bitwise-AND reduction over the parent: these calls are
+// collective over it anyway, and no process can then pick a level another one still uses.
+#include <array>
+#include <memory>
+
+#include "objects.h"
+#include "p2p_support.h"
+#include "rangecomm/embedding.hpp"
+
+namespace rcshim {
+
+// Bit L (1..31) is set when the range first..last:stride of parent can be made L levels below
+// it without a clash with a live range of this process (always, for a non-member).
+std::uint32_t free_levels(const rangecomm::Comm& parent, int first, int last, int stride) {
+  std::uint32_t mask = 0;
+  for (int level = 1; level < 32; ++level) {
+    rangecomm::Comm probe;
+    if (rangecomm::Split_Comm_below(parent, first, last, stride, level, &probe) == MPI_SUCCESS)
+      mask |= 1u << level;
+  }
+  return mask;
+}
+
+int agree(const rangecomm::Comm& over, std::uint32_t mine, std::uint32_t* common) {
+  return rangecomm::Allreduce(&mine, common, 1, MPI_UINT32_T, MPI_BAND, over);
+}
+
+int lowest_level(std::uint32_t mask) {
+  mask &= ~1u;
+  return mask ? __builtin_ctz(mask) : 0;
+}
+
+int no_level(MPI_Comm comm, const char* fn) {
+  return raise_error(comm, MPI_ERR_COMM,
+                     "%s: every one of the 31 nesting levels below this "
+                     "range holds a live copy of the new range at some member; free some",
+                     fn);
+}
+
+namespace {
+
+// The new entry gets the parent's attributes (copy callbacks) and info; on failure it goes.
+int dress_copy(MPI_Comm comm, MPI_Comm* newcomm, MPI_Info info) {
+  FakeComm* c = find_comm(comm);
+  FakeComm* d = find_comm(*newcomm);
+  MPI_Info source = info != MPI_INFO_NULL ? info : c->info;
+  if (source != MPI_INFO_NULL) MPI_Info_dup(source, &d->info);
+  int rc = copy_attributes(comm, *c, *d);
+  if (rc == MPI_SUCCESS) return rc;
+  delete_all_attributes(*newcomm, *d);
+  release_comm(*newcomm);
+  *newcomm = MPI_COMM_NULL;
+  return raise_on(comm, rc);
+}
+
+int dup_range(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm, const char* fn) {
+  RC_FAKE_RANGE(fn);
+  int n = range.size();
+  std::uint32_t common = 0;
+  if (int rc = agree(range, free_levels(range, 0, n - 1, 1), &common)) return raise_on(comm, rc);
+  int level = lowest_level(common);
+  if (level == 0) return no_level(comm, fn);
+  rangecomm::Comm copy;
+  if (int rc = rangecomm::Split_Comm_below(range, 0, n - 1, 1, level, &copy))
+    return raise_on(comm, rc);
+  if (int rc = new_comm(std::move(copy), c->errhandler, newcomm)) return rc;
+  return dress_copy(comm, newcomm, info);
+}
+
+}  // namespace
+}  // namespace rcshim
+
+using namespace rcshim;
+
+extern "C" int rc_fake_MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
+  return dup_range(comm, MPI_INFO_NULL, newcomm, "MPI_Comm_dup");
+}
+
+extern "C" int rc_fake_MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm) {
+  return dup_range(comm, info, newcomm, "MPI_Comm_dup_with_info");
+}
+
+// The handle is handed out at once; the level agreement runs as a nonblocking reduction and the
+// range is made when it completes (using the handle before that is an MPI_ERR_COMM error).
+extern "C" int rc_fake_MPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) {
+  RC_FAKE_RANGE("MPI_Comm_idup");
+  if (int rc = new_pending_comm(c->errhandler, newcomm)) return rc;
+  if (int rc = dress_copy(comm, newcomm, MPI_INFO_NULL)) return rc;
+  int n = range.size();
+  auto masks = std::make_shared<std::array<std::uint32_t, 2>>();
+  (*masks)[0] = free_levels(range, 0, n - 1, 1);
+  int rc = start_request(comm, request, "MPI_Comm_idup", [&](rangecomm::Request* r) {
+    return rangecomm::Iallreduce(&(*masks)[0], &(*masks)[1], 1, MPI_UINT32_T, MPI_BAND, range, r);
+  });
+  if (rc != MPI_SUCCESS) {
+    release_comm(*newcomm);
+    *newcomm = MPI_COMM_NULL;
+    return rc;
+  }
+  FakeRequest* r = find_request(*request);
+  r->keep = masks;
+  MPI_Comm handle = *newcomm;
+  r->on_complete = [masks, parent = range, handle, n]() {
+    FakeComm* d = find_comm(handle);
+    if (d == nullptr) return MPI_SUCCESS;  // freed before it was made
+    int level = lowest_level((*masks)[1]);
+    if (level == 0) return no_level(handle, "MPI_Comm_idup");
+    return rangecomm::Split_Comm_below(parent, 0, n - 1, 1, level, &d->range);
+  };
+  return MPI_SUCCESS;
+}
+
+extern "C" int rc_blocking_MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
+  MPI_Request request;
+  int rc = MPI_Comm_idup(comm, newcomm, &request);
+  return rc == MPI_SUCCESS ? wait_real(&request, MPI_STATUS_IGNORE) : rc;
+}
+
+extern "C" int rc_fake_MPI_Comm_free(MPI_Comm* comm) {
+  FakeComm* c = nullptr;
+  if (int rc = get_comm(*comm, "MPI_Comm_free", &c)) return rc;
+  if (int rc = delete_all_attributes(*comm, *c)) return raise_on(*comm, rc);
+  release_comm(*comm);
+  *comm = MPI_COMM_NULL;
+  return MPI_SUCCESS;
+}
+
+// Nothing of a range is pending in MPI's sense beyond what its requests complete on their own.
+extern "C" int rc_fake_MPI_Comm_disconnect(MPI_Comm* comm) { return rc_fake_MPI_Comm_free(comm); }

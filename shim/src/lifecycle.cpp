@@ -1,0 +1,171 @@
+// Start and end: MPI_COMM_WORLD becomes the root of every range inside MPI_Init (a collective
+// moment), and what the shim holds is released at MPI_Finalize. Real communicators other than
+// MPI_COMM_WORLD are never attached (no cost at their creation): their ranges are ranges of
+// MPI_COMM_WORLD's, found through the map from their ranks to world ranks (docs/shim-design.md).
+#include "objects.h"
+#include "rangecomm/embedding.hpp"
+
+namespace rcshim {
+
+namespace {
+
+struct World {
+  rangecomm::Comm range;
+  MPI_Comm fallback = MPI_COMM_NULL, groups = MPI_COMM_NULL;
+  int map_keyval = MPI_KEYVAL_INVALID;  // caches a real communicator's map on it
+} g_world;
+
+// Rank r of a real communicator is world rank first + r * stride.
+struct AffineMap {
+  bool affine = false;
+  int first = 0, stride = 1, size = 0, rank = MPI_UNDEFINED;
+};
+
+int delete_map(MPI_Comm, int, void* value, void*) {
+  delete static_cast<AffineMap*>(value);
+  return MPI_SUCCESS;
+}
+
+// Runs when MPI_Finalize deletes MPI_COMM_SELF's attributes, newest first: after the program's
+// own (which may still free range communicators), before core closes its channels.
+int shut_down(MPI_Comm, int, void*, void*) {
+  finish_detached();
+  request_table().for_each([](std::uint32_t, FakeRequest& r) { r.inner = rangecomm::Request(); });
+  message_table().for_each([](std::uint32_t, FakeMessage& m) { m.inner = rangecomm::Message(); });
+  std::vector<MPI_Comm> live;
+  comm_table().for_each(
+      [&](std::uint32_t i, FakeComm&) { live.push_back(rc_fake_comm_handle(i)); });
+  for (MPI_Comm c : live) release_comm(c);
+  g_world.range = rangecomm::Comm();
+  if (g_world.fallback != MPI_COMM_NULL) MPI_Comm_free(&g_world.fallback);
+  if (g_world.groups != MPI_COMM_NULL) MPI_Comm_free(&g_world.groups);
+  if (g_world.map_keyval != MPI_KEYVAL_INVALID) MPI_Comm_free_keyval(&g_world.map_keyval);
+  return MPI_SUCCESS;
+}
+
+MPI_Comm private_dup(const char* name) {
+  MPI_Comm c = MPI_COMM_NULL;
+  if (MPI_Comm_dup(MPI_COMM_WORLD, &c) != MPI_SUCCESS) return MPI_COMM_NULL;
+  MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+  MPI_Comm_set_name(c, name);
+  return c;
+}
+
+// Collective over MPI_COMM_WORLD; called right after the real MPI_Init.
+int attach_world() {
+  rangecomm::Set_error_handler_calls(false);  // range errors go to the fake comm's handler
+  int rc = rangecomm::Create_Comm(MPI_COMM_WORLD, &g_world.range);
+  if (rc != MPI_SUCCESS) return raise_on(MPI_COMM_WORLD, rc);
+  g_world.fallback = private_dup("rangecomm fallback channel");
+  g_world.groups = private_dup("rangecomm group channel");
+  MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_map, &g_world.map_keyval, nullptr);
+  int shutdown_keyval = MPI_KEYVAL_INVALID;
+  MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, shut_down, &shutdown_keyval, nullptr);
+  MPI_Comm_set_attr(MPI_COMM_SELF, shutdown_keyval, nullptr);
+  MPI_Comm_free_keyval(&shutdown_keyval);
+  return MPI_SUCCESS;
+}
+
+// O(size) once per real communicator, then cached on it: its ranks in MPI_COMM_WORLD.
+int compute_map(MPI_Comm comm, AffineMap* m) {
+  MPI_Group group, world;
+  int rc = MPI_Comm_group(comm, &group);
+  if (rc != MPI_SUCCESS) return rc;
+  MPI_Comm_group(MPI_COMM_WORLD, &world);
+  MPI_Group_size(group, &m->size);
+  MPI_Group_rank(group, &m->rank);
+  std::vector<int> ranks(m->size), in_world(m->size);
+  for (int i = 0; i < m->size; ++i) ranks[i] = i;
+  rc = MPI_Group_translate_ranks(group, m->size, ranks.data(), world, in_world.data());
+  MPI_Group_free(&group);
+  MPI_Group_free(&world);
+  if (rc != MPI_SUCCESS) return rc;
+  m->first = in_world[0];
+  m->stride = m->size > 1 ? in_world[1] - in_world[0] : 1;
+  m->affine = m->first != MPI_UNDEFINED && m->stride >= 1;
+  for (int i = 1; i < m->size && m->affine; ++i)
+    m->affine = in_world[i] != MPI_UNDEFINED && in_world[i] == m->first + i * m->stride;
+  return MPI_SUCCESS;
+}
+
+int real_parent(MPI_Comm comm, const char* fn, RangeParent* out) {
+  if (g_world.range.is_null())
+    return raise_error(comm, MPI_ERR_OTHER,
+                       "%s: MPI was not initialised through librangecomm's MPI_Init or "
+                       "MPI_Init_thread, so there is no range of MPI_COMM_WORLD",
+                       fn);
+  out->range = g_world.range;
+  if (comm == MPI_COMM_WORLD) {
+    out->first = 0, out->stride = 1, out->size = g_world.range.size();
+    out->rank = g_world.range.rank();
+    return MPI_SUCCESS;
+  }
+  int inter = 0;
+  if (int rc = MPI_Comm_test_inter(comm, &inter)) return rc;  // MPI raised it already
+  if (inter) return raise_error(comm, MPI_ERR_COMM, "%s: an intercommunicator has no ranges", fn);
+  void* value = nullptr;
+  int found = 0;
+  MPI_Comm_get_attr(comm, g_world.map_keyval, &value, &found);
+  auto* m = static_cast<AffineMap*>(value);
+  if (!found) {
+    m = new AffineMap;
+    if (int rc = compute_map(comm, m)) {
+      delete m;
+      return raise_on(comm, rc);
+    }
+    MPI_Comm_set_attr(comm, g_world.map_keyval, m);
+  }
+  if (!m->affine)
+    return raise_error(comm, MPI_ERR_COMM,
+                       "%s: the ranks of this communicator are not an increasing arithmetic "
+                       "progression of MPI_COMM_WORLD ranks, so its ranges cannot be made "
+                       "locally; make them from MPI_COMM_WORLD or from a range communicator",
+                       fn);
+  out->first = m->first, out->stride = m->stride, out->size = m->size, out->rank = m->rank;
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+
+const rangecomm::Comm& world_range() { return g_world.range; }
+MPI_Comm fallback_channel() { return g_world.fallback; }
+MPI_Comm group_channel() { return g_world.groups; }
+
+int parent_of(MPI_Comm comm, const char* fn, RangeParent* out) {
+  if (comm == MPI_COMM_NULL)
+    return raise_error(MPI_COMM_WORLD, MPI_ERR_COMM, "%s: MPI_COMM_NULL", fn);
+  if (!rc_is_fake_comm(comm)) return real_parent(comm, fn, out);
+  FakeComm* c = nullptr;
+  if (int rc = get_comm(comm, fn, &c)) return rc;
+  if (c->range.is_null())
+    return raise_error(comm, MPI_ERR_COMM, "%s: the MPI_Comm_idup making it has not completed", fn);
+  out->range = c->range;
+  out->first = 0, out->stride = 1, out->size = c->range.size(), out->rank = c->range.rank();
+  return MPI_SUCCESS;
+}
+
+int split_parent(MPI_Comm comm, const RangeParent& p, int first, int last, int stride, int levels,
+                 rangecomm::Comm* out) {
+  *out = rangecomm::Comm();
+  if (stride < 1) return raise_error(comm, MPI_ERR_ARG, "range: stride %d is below 1", stride);
+  if (first > last)
+    return raise_error(comm, MPI_ERR_ARG, "range: first %d is above last %d", first, last);
+  if (first < 0 || last >= p.size)
+    return raise_error(comm, MPI_ERR_RANK, "range: %d..%d is outside the ranks 0..%d", first, last,
+                       p.size - 1);
+  int rc = rangecomm::Split_Comm_below(p.range, p.first + first * p.stride,
+                                       p.first + last * p.stride, stride * p.stride, levels, out);
+  return result(comm, rc);
+}
+
+}  // namespace rcshim
+
+extern "C" int rc_hand_MPI_Init(int* argc, char*** argv) {
+  int rc = MPI_Init(argc, argv);
+  return rc == MPI_SUCCESS ? rcshim::attach_world() : rc;
+}
+
+extern "C" int rc_hand_MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
+  int rc = MPI_Init_thread(argc, argv, required, provided);
+  return rc == MPI_SUCCESS ? rcshim::attach_world() : rc;
+}

@@ -1,0 +1,127 @@
+// The three calls of rangecomm.h.
+#include "export.h"
+#include "objects.h"
+#include "rangecomm.h"
+
+namespace rcshim {
+
+// The error handler a new communicator made from comm starts with (MPI: the parent's).
+MPI_Errhandler inherited_errhandler(MPI_Comm comm) {
+  if (rc_is_fake_comm(comm)) {
+    FakeComm* c = find_comm(comm);
+    return c ? c->errhandler : MPI_ERRORS_ARE_FATAL;
+  }
+  MPI_Errhandler eh = MPI_ERRORS_ARE_FATAL;
+  if (MPI_Comm_get_errhandler(comm, &eh) != MPI_SUCCESS) return MPI_ERRORS_ARE_FATAL;
+  // The shim keeps the handler alive by deferring the program's frees (error_dispatch.cpp),
+  // so the reference MPI just counted is not needed.
+  MPI_Errhandler copy = eh;
+  MPI_Errhandler_free(&copy);
+  return eh;
+}
+
+// Ranks of group in comm's numbering; false (with the reason raised) when not a subset.
+int group_in_comm(MPI_Comm comm, MPI_Group group, const char* fn, std::vector<int>* ranks) {
+  MPI_Group comm_group = MPI_GROUP_NULL;
+  int rc = rc_is_fake_comm(comm) ? range_group(find_comm(comm)->range, &comm_group)
+                                 : MPI_Comm_group(comm, &comm_group);
+  if (rc != MPI_SUCCESS) return raise_on(comm, rc);
+  int n = 0;
+  rc = MPI_Group_size(group, &n);
+  if (rc != MPI_SUCCESS) {
+    MPI_Group_free(&comm_group);
+    return raise_error(comm, MPI_ERR_GROUP, "%s: invalid group", fn);
+  }
+  std::vector<int> in_group(n);
+  for (int i = 0; i < n; ++i) in_group[i] = i;
+  ranks->assign(n, MPI_UNDEFINED);
+  rc = MPI_Group_translate_ranks(group, n, in_group.data(), comm_group, ranks->data());
+  MPI_Group_free(&comm_group);
+  if (rc != MPI_SUCCESS) return raise_on(comm, rc);
+  for (int i = 0; i < n; ++i)
+    if ((*ranks)[i] == MPI_UNDEFINED)
+      return raise_error(comm, MPI_ERR_GROUP,
+                         "%s: member %d of the group is not a member of the communicator", fn, i);
+  return MPI_SUCCESS;
+}
+
+// Whether ranks is first, first + stride, ... with stride >= 1.
+bool as_range(const std::vector<int>& ranks, int* first, int* last, int* stride) {
+  if (ranks.empty()) return false;
+  *first = ranks.front();
+  *last = ranks.back();
+  *stride = ranks.size() > 1 ? ranks[1] - ranks[0] : 1;
+  if (*stride < 1) return false;
+  for (size_t i = 1; i < ranks.size(); ++i)
+    if (ranks[i] != *first + static_cast<int>(i) * *stride) return false;
+  return true;
+}
+
+// A range of comm made locally (MPIX_Comm_create_range, range groups of create_group).
+int create_range(MPI_Comm comm, int first, int last, int stride, const char* fn,
+                 MPI_Comm* newcomm) {
+  RangeParent p;
+  if (int rc = parent_of(comm, fn, &p)) return rc;
+  rangecomm::Comm r;
+  if (int rc = split_parent(comm, p, first, last, stride, 1, &r)) return rc;
+  if (r.is_null()) {
+    *newcomm = MPI_COMM_NULL;
+    return MPI_SUCCESS;
+  }
+  return new_comm(std::move(r), inherited_errhandler(comm), newcomm);
+}
+
+}  // namespace rcshim
+
+using namespace rcshim;
+
+RC_MPIX_EXPORT int MPIX_Comm_create_range(MPI_Comm comm, int first, int last, int stride,
+                                          MPI_Comm* newcomm) {
+  if (newcomm == nullptr)
+    return raise_error(comm, MPI_ERR_ARG, "MPIX_Comm_create_range: newcomm is NULL");
+  return create_range(comm, first, last, stride, "MPIX_Comm_create_range", newcomm);
+}
+RC_MPIX_EXPORT int PMPIX_Comm_create_range(MPI_Comm comm, int first, int last, int stride,
+                                           MPI_Comm* newcomm)
+    RC_PMPIX_ALIAS(MPIX_Comm_create_range);
+
+RC_MPIX_EXPORT int MPIX_Comm_is_range(MPI_Comm comm, int* flag) {
+  if (flag == nullptr) return raise_error(comm, MPI_ERR_ARG, "MPIX_Comm_is_range: flag is NULL");
+  *flag = 0;
+  if (!rc_is_fake_comm(comm)) return MPI_SUCCESS;
+  FakeComm* c = nullptr;
+  if (int rc = get_comm(comm, "MPIX_Comm_is_range", &c)) return rc;
+  *flag = 1;
+  return MPI_SUCCESS;
+}
+RC_MPIX_EXPORT int PMPIX_Comm_is_range(MPI_Comm comm, int* flag) RC_PMPIX_ALIAS(MPIX_Comm_is_range);
+
+// Groups that are ranges of comm need no communication: the request is complete at once.
+RC_MPIX_EXPORT int MPIX_Icomm_create_group(MPI_Comm comm, MPI_Group group, int tag,
+                                           MPI_Comm* newcomm, MPI_Request* request) {
+  const char* fn = "MPIX_Icomm_create_group";
+  if (newcomm == nullptr || request == nullptr)
+    return raise_error(comm, MPI_ERR_ARG, "%s: newcomm or request is NULL", fn);
+  if (tag < 0) return raise_error(comm, MPI_ERR_TAG, "%s: tag %d is negative", fn, tag);
+  RangeParent p;
+  if (int rc = parent_of(comm, fn, &p)) return rc;
+  if (group == MPI_GROUP_NULL) return raise_error(comm, MPI_ERR_GROUP, "%s: MPI_GROUP_NULL", fn);
+  std::vector<int> ranks;
+  if (int rc = group_in_comm(comm, group, fn, &ranks)) return rc;
+  int first = 0, last = 0, stride = 1;
+  if (ranks.empty()) {
+    *newcomm = MPI_COMM_NULL;
+    return new_done_request(MPI_COMM_NULL, request);
+  }
+  if (!as_range(ranks, &first, &last, &stride))
+    return raise_error(comm, MPI_ERR_GROUP,
+                       "%s: the group is not a strided range of the communicator (its ranks "
+                       "there are not first, first + stride, ... in order); general groups are "
+                       "not supported yet",
+                       fn);
+  if (int rc = create_range(comm, first, last, stride, fn, newcomm)) return rc;
+  return new_done_request(MPI_COMM_NULL, request);
+}
+RC_MPIX_EXPORT int PMPIX_Icomm_create_group(MPI_Comm comm, MPI_Group group, int tag,
+                                            MPI_Comm* newcomm, MPI_Request* request)
+    RC_PMPIX_ALIAS(MPIX_Icomm_create_group);

@@ -1,0 +1,212 @@
+// The objects behind fake handles: range communicators, requests and matched messages, and the
+// helpers every hand-written hook uses to find them and to report errors.
+//
+// Sources of the semantics half are compiled with core_redirect.h forced in: a plain MPI_X call
+// here reaches the real library. Behaviour on fake handles is reached through rc_ hooks
+// (shim_hooks.h, generated, declares every one of them).
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "fake_handles.h"
+#include "handle_table.h"
+#include "rangecomm/rangecomm.hpp"
+#include "shim_hooks.h"
+
+namespace rcshim {
+
+// A handle's bits, for messages (MPICH handles are ints, Open MPI's pointers).
+template <class H>
+unsigned long long handle_value(H h) {
+  if constexpr (std::is_pointer_v<H>)
+    return reinterpret_cast<std::uintptr_t>(h);
+  else
+    return static_cast<unsigned int>(h);
+}
+
+struct Attribute {
+  int keyval;
+  void* value;
+};
+
+// A range communicator behind a fake MPI_Comm.
+struct FakeComm {
+  rangecomm::Comm range;              // null while an MPI_Comm_idup is still running
+  std::string name;                   // MPI_Comm_set_name; "" as MPI gives new comms
+  std::vector<Attribute> attributes;  // in the order they were first set
+  MPI_Errhandler errhandler = MPI_ERRORS_ARE_FATAL;
+  MPI_Info info = MPI_INFO_NULL;  // hints given with MPI_Comm_set_info (a copy)
+  MPI_Comm real = MPI_COMM_NULL;  // the fallback real communicator, made on first need
+};
+
+// A request on a range (or a request this half completes itself).
+struct FakeRequest {
+  rangecomm::Request inner;       // the operation in core; null when inactive
+  MPI_Comm comm = MPI_COMM_NULL;  // whose error handler hears of a failure
+  bool done = false;              // completed by a peek, not yet reported to the user
+  int rc = MPI_SUCCESS;           // result once done
+  MPI_Status status{};
+  // Persistent requests: starts the operation into `inner`; null for one-shot requests.
+  std::function<int(rangecomm::Request*)> start;
+  bool active = true;  // persistent: started and not yet completed
+  // Runs once when the operation completes successfully (MPI_Comm_idup makes the range here).
+  std::function<int()> on_complete;
+  std::shared_ptr<void> keep;  // memory that must live until completion
+};
+
+struct FakeMessage {
+  rangecomm::Message inner;
+  MPI_Comm comm = MPI_COMM_NULL;
+};
+
+FakeHandleTable<FakeComm>& comm_table();
+FakeHandleTable<FakeRequest>& request_table();
+FakeHandleTable<FakeMessage>& message_table();
+
+// The entry behind a fake handle; null for a freed or never-issued one.
+// (A pointer inside the Open MPI region that is not a handle's exact address is garbage.)
+inline FakeComm* find_comm(MPI_Comm h) {
+  std::uint32_t i = rc_fake_comm_index(h);
+  return rc_is_fake_comm(h) && rc_fake_comm_handle(i) == h ? comm_table().find(i) : nullptr;
+}
+inline FakeRequest* find_request(MPI_Request h) {
+  std::uint32_t i = rc_fake_request_index(h);
+  return rc_is_fake_request(h) && rc_fake_request_handle(i) == h ? request_table().find(i)
+                                                                 : nullptr;
+}
+inline FakeMessage* find_message(MPI_Message h) {
+  std::uint32_t i = rc_fake_message_index(h);
+  return rc_is_fake_message(h) && rc_fake_message_handle(i) == h ? message_table().find(i)
+                                                                 : nullptr;
+}
+
+// Like find_comm, but a dead handle is an MPI_ERR_COMM error through MPI_COMM_WORLD's handler
+// (there is no communicator whose handler could hear it); fn names the call in the message.
+int get_comm(MPI_Comm h, const char* fn, FakeComm** out);
+int get_request(MPI_Request h, const char* fn, FakeRequest** out);
+
+// Registers a new range communicator; *out is its fake handle. It inherits errhandler.
+int new_comm(rangecomm::Comm range, MPI_Errhandler errhandler, MPI_Comm* out);
+// Entry and handle for an MPI_Comm_idup whose range comes later (range stays null).
+int new_pending_comm(MPI_Errhandler errhandler, MPI_Comm* out);
+// Releases everything a fake communicator holds (attributes are deleted by the caller first).
+void release_comm(MPI_Comm h);
+
+// A new fake request for comm; *out is its handle and *entry its object.
+int new_request(MPI_Comm comm, MPI_Request* out, FakeRequest** entry);
+// A request that is complete at birth with an empty status (MPIX_Icomm_create_group).
+int new_done_request(MPI_Comm comm, MPI_Request* out);
+int new_message(MPI_Comm comm, rangecomm::Message m, MPI_Message* out);
+
+// --- Errors (error_dispatch.cpp) ---
+
+// Calls the error handler of comm (fake or real; MPI_COMM_NULL: MPI_COMM_WORLD's) with code
+// and returns code. A fake comm's handler gets the fake handle.
+int raise_on(MPI_Comm comm, int code);
+// A new code of error_class with a formatted message, raised on comm.
+int raise_error(MPI_Comm comm, int error_class, const char* fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+// Result of a core call made for fake comm: MPI_SUCCESS, or the code raised on comm.
+inline int result(MPI_Comm comm, int rc) { return rc == MPI_SUCCESS ? rc : raise_on(comm, rc); }
+
+// User error handler functions, recorded when the handler is created through the shim.
+void remember_errhandler(MPI_Errhandler eh, MPI_Comm_errhandler_function* fn);
+void hold_errhandler(MPI_Errhandler eh);     // a fake comm uses it
+void release_errhandler(MPI_Errhandler eh);  // it no longer does
+
+// --- Roots (lifecycle.cpp) ---
+
+// MPI_COMM_WORLD as a range communicator: every range of the shim lives on its channel.
+// Null until MPI_Init/MPI_Init_thread went through the shim.
+const rangecomm::Comm& world_range();
+// Private duplicates of MPI_COMM_WORLD: one for the fallback communicators' creation, one for
+// MPI_Comm_create_group on groups that are not ranges (user tags).
+MPI_Comm fallback_channel();
+MPI_Comm group_channel();
+
+// Where the ranges of a communicator live: rank r of it is rank first + r * stride of range.
+// A fake communicator is its own range (first 0, stride 1); a real one maps into
+// MPI_COMM_WORLD's range when its ranks are an increasing arithmetic progression of world
+// ranks (dups of MPI_COMM_WORLD, MPI_COMM_SELF, order-keeping splits, ...).
+struct RangeParent {
+  rangecomm::Comm range;
+  int first = 0, stride = 1, size = 0, rank = MPI_UNDEFINED;
+};
+int parent_of(MPI_Comm comm, const char* fn, RangeParent* out);
+// The range of ranks first..last (step stride) of the parent's communicator, `levels` nesting
+// levels below the parent's range. Errors are raised on comm (the parent's handle).
+int split_parent(MPI_Comm comm, const RangeParent& p, int first, int last, int stride, int levels,
+                 rangecomm::Comm* out);
+
+// The fallback communicator of a range is going away (fallback.cpp).
+void forget_fallback(MPI_Comm real);
+
+// --- Groups and creation (comm_creation.cpp) ---
+
+// The MPI group of a range (a new group the caller frees).
+int range_group(const rangecomm::Comm& range, MPI_Group* out);
+// The error handler a communicator made from comm starts with (MPI: comm's).
+MPI_Errhandler inherited_errhandler(MPI_Comm comm);
+// The ranks in comm of group's members, in group order; an error when not a subset.
+int group_in_comm(MPI_Comm comm, MPI_Group group, const char* fn, std::vector<int>* ranks);
+// Whether ranks are first, first + stride, ..., last with stride >= 1.
+bool as_range(const std::vector<int>& ranks, int* first, int* last, int* stride);
+// A range of comm made locally, one level below it; MPI_COMM_NULL for non-members.
+int create_range(MPI_Comm comm, int first, int last, int stride, const char* fn, MPI_Comm* newcomm);
+
+// --- Attributes (attributes.cpp) and creation agreements (comm_creation.cpp) ---
+
+// Runs the delete callbacks of all of c's attributes (newest first) and removes them.
+int delete_all_attributes(MPI_Comm comm, FakeComm& c);
+// Copies from's attributes to `to` through their copy callbacks (MPI_Comm_dup).
+int copy_attributes(MPI_Comm oldcomm, FakeComm& from, FakeComm& to);
+// Bit L (1..31) set when range first..last:stride of parent can be made L levels below it now.
+std::uint32_t free_levels(const rangecomm::Comm& parent, int first, int last, int stride);
+// Bitwise AND of mine over the members of `over` (collective over it).
+int agree(const rangecomm::Comm& over, std::uint32_t mine, std::uint32_t* common);
+// The lowest level set in mask (bit 0 ignored), 0 for none.
+int lowest_level(std::uint32_t mask);
+int no_level(MPI_Comm comm, const char* fn);
+
+// --- Requests (requests.cpp) ---
+
+// Advances r; true once its operation is complete (the result is kept in r until reported).
+bool poll(FakeRequest& r);
+// Blocks until r is complete, advancing everything else meanwhile.
+void wait(FakeRequest& r);
+// Hands the result of a complete r to the user: status (MPI_ERROR untouched unless
+// keep_error_field is false), return code; frees a one-shot request (*h = MPI_REQUEST_NULL),
+// makes a persistent one inactive.
+int report(MPI_Request* h, FakeRequest& r, MPI_Status* status, bool set_error_field);
+// An inactive persistent request: completion calls treat it like MPI_REQUEST_NULL.
+inline bool inactive(const FakeRequest& r) { return r.start && !r.active; }
+// MPI's empty status.
+void set_empty_status(MPI_Status* st);
+
+// Waits for a real request while advancing range operations (the progress rule).
+int wait_real(MPI_Request* request, MPI_Status* status);
+
+// Keeps an operation nobody will wait for (MPI_Request_free, MPI_Bsend's copy) with the memory
+// it uses until it completes; swept when new requests are made and at MPI_Finalize.
+void detach(FakeRequest&& r);
+void sweep_detached();
+void finish_detached();
+
+// Busy-polling starves other ranks when there are more ranks than cores: after a burst of
+// polls, give the core away between polls.
+class Backoff {
+ public:
+  void pause();
+
+ private:
+  int polls_ = 0;
+};
+
+}  // namespace rcshim

@@ -1,0 +1,104 @@
+// The three tables of fake objects and the calls that add, find and remove entries.
+#include "objects.h"
+
+namespace rcshim {
+
+FakeHandleTable<FakeComm>& comm_table() {
+  static FakeHandleTable<FakeComm> table(RC_FAKE_COMM_INDEX_LIMIT - 1);
+  return table;
+}
+
+FakeHandleTable<FakeRequest>& request_table() {
+  static FakeHandleTable<FakeRequest> table(RC_FAKE_REQUEST_INDEX_LIMIT - 1);
+  return table;
+}
+
+FakeHandleTable<FakeMessage>& message_table() {
+  static FakeHandleTable<FakeMessage> table(RC_FAKE_MESSAGE_INDEX_LIMIT - 1);
+  return table;
+}
+
+int get_comm(MPI_Comm h, const char* fn, FakeComm** out) {
+  *out = find_comm(h);
+  if (*out != nullptr) return MPI_SUCCESS;
+  return raise_error(MPI_COMM_WORLD, MPI_ERR_COMM,
+                     "%s: communicator %#llx is a range communicator that was freed (or never "
+                     "existed)",
+                     fn, handle_value(h));
+}
+
+int get_request(MPI_Request h, const char* fn, FakeRequest** out) {
+  *out = find_request(h);
+  if (*out != nullptr) return MPI_SUCCESS;
+  return raise_error(MPI_COMM_WORLD, MPI_ERR_REQUEST,
+                     "%s: request %#llx is a range request that was completed or freed (or never "
+                     "existed)",
+                     fn, handle_value(h));
+}
+
+namespace {
+
+int exhausted(const char* what, int error_class) {
+  return raise_error(MPI_COMM_WORLD, error_class, "no free %s handle left in the shim", what);
+}
+
+}  // namespace
+
+int new_pending_comm(MPI_Errhandler errhandler, MPI_Comm* out) {
+  std::uint32_t idx = comm_table().allocate();
+  if (idx == 0) return exhausted("communicator", MPI_ERR_INTERN);
+  FakeComm* c = comm_table().find(idx);
+  c->errhandler = errhandler;
+  hold_errhandler(errhandler);
+  *out = rc_fake_comm_handle(idx);
+  return MPI_SUCCESS;
+}
+
+int new_comm(rangecomm::Comm range, MPI_Errhandler errhandler, MPI_Comm* out) {
+  int rc = new_pending_comm(errhandler, out);
+  if (rc == MPI_SUCCESS) find_comm(*out)->range = std::move(range);
+  return rc;
+}
+
+void release_comm(MPI_Comm h) {
+  FakeComm* c = find_comm(h);
+  if (c == nullptr) return;
+  if (c->real != MPI_COMM_NULL) {
+    forget_fallback(c->real);
+    MPI_Comm_free(&c->real);
+  }
+  if (c->info != MPI_INFO_NULL) MPI_Info_free(&c->info);
+  release_errhandler(c->errhandler);
+  comm_table().release(rc_fake_comm_index(h));
+}
+
+int new_request(MPI_Comm comm, MPI_Request* out, FakeRequest** entry) {
+  sweep_detached();
+  std::uint32_t idx = request_table().allocate();
+  if (idx == 0) return exhausted("request", MPI_ERR_INTERN);
+  *entry = request_table().find(idx);
+  (*entry)->comm = comm;
+  *out = rc_fake_request_handle(idx);
+  return MPI_SUCCESS;
+}
+
+int new_done_request(MPI_Comm comm, MPI_Request* out) {
+  FakeRequest* r = nullptr;
+  int rc = new_request(comm, out, &r);
+  if (rc != MPI_SUCCESS) return rc;
+  r->done = true;
+  set_empty_status(&r->status);
+  return MPI_SUCCESS;
+}
+
+int new_message(MPI_Comm comm, rangecomm::Message m, MPI_Message* out) {
+  std::uint32_t idx = message_table().allocate();
+  if (idx == 0) return exhausted("message", MPI_ERR_INTERN);
+  FakeMessage* e = message_table().find(idx);
+  e->inner = std::move(m);
+  e->comm = comm;
+  *out = rc_fake_message_handle(idx);
+  return MPI_SUCCESS;
+}
+
+}  // namespace rcshim

@@ -1,0 +1,140 @@
+/* The three MPIX calls: MPIX_Comm_create_range on real and range communicators (members,
+ * non-members, strides, nesting), MPIX_Comm_is_range, MPIX_Icomm_create_group (complete at
+ * once for ranges, MPI_ERR_GROUP otherwise), and their errors. */
+#include "shim_check.h" /* first: it asks for _GNU_SOURCE */
+
+#include "rangecomm.h"
+
+static int error_class(int code) {
+  int cls = MPI_ERR_OTHER;
+  MPI_Error_class(code, &cls);
+  return cls;
+}
+
+/* Rank and size of a range, against the arithmetic of first..last:stride of the world. */
+static void check_range(MPI_Comm c, int wr, int first, int last, int stride) {
+  int member = wr >= first && wr <= last && (wr - first) % stride == 0;
+  if (!member) {
+    CHECK(c == MPI_COMM_NULL, "world rank %d is outside %d..%d:%d but got a communicator", wr,
+          first, last, stride);
+    return;
+  }
+  CHECK(c != MPI_COMM_NULL, "world rank %d is in %d..%d:%d but got MPI_COMM_NULL", wr, first,
+        last, stride);
+  int r = -1, p = -1, flag = 0;
+  CHECK_MPI(MPI_Comm_rank(c, &r));
+  CHECK_MPI(MPI_Comm_size(c, &p));
+  CHECK(r == (wr - first) / stride, "rank %d, expected %d", r, (wr - first) / stride);
+  CHECK(p == (last - first) / stride + 1, "size %d, expected %d", p, (last - first) / stride + 1);
+  CHECK_MPI(MPIX_Comm_is_range(c, &flag));
+  CHECK(flag == 1, "MPIX_Comm_is_range says %d for a range", flag);
+}
+
+static void test_create_range(int wr, int wp) {
+  MPI_Comm all, odd, nested, dup_world, from_dup;
+  CHECK_MPI(MPIX_Comm_create_range(MPI_COMM_WORLD, 0, wp - 1, 1, &all));
+  check_range(all, wr, 0, wp - 1, 1);
+  CHECK_MPI(MPIX_Comm_create_range(MPI_COMM_WORLD, wp > 1 ? 1 : 0, wp - 1, 2, &odd));
+  check_range(odd, wr, wp > 1 ? 1 : 0, wp - 1, 2);
+  /* A range of a range: ranks 0..size-1 step 2 of `all`, i.e. the even world ranks. */
+  CHECK_MPI(MPIX_Comm_create_range(all, 0, wp - 1, 2, &nested));
+  check_range(nested, wr, 0, wp - 1, 2);
+  /* A real communicator other than MPI_COMM_WORLD: a dup keeps world order. */
+  CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &dup_world));
+  CHECK_MPI(MPIX_Comm_create_range(dup_world, wp - 1, wp - 1, 1, &from_dup));
+  check_range(from_dup, wr, wp - 1, wp - 1, 1);
+  int flag = 1;
+  CHECK_MPI(MPIX_Comm_is_range(MPI_COMM_WORLD, &flag));
+  CHECK(flag == 0, "MPIX_Comm_is_range(MPI_COMM_WORLD) = %d", flag);
+  CHECK_MPI(MPIX_Comm_is_range(dup_world, &flag));
+  CHECK(flag == 0, "MPIX_Comm_is_range(a dup of MPI_COMM_WORLD) = %d", flag);
+  CHECK_MPI(MPIX_Comm_is_range(MPI_COMM_NULL, &flag));
+  CHECK(flag == 0, "MPIX_Comm_is_range(MPI_COMM_NULL) = %d", flag);
+  MPI_Comm *mine[] = {&all, &odd, &nested, &from_dup};
+  for (int i = 0; i < 4; ++i)
+    if (*mine[i] != MPI_COMM_NULL) CHECK_MPI(MPI_Comm_free(mine[i]));
+  CHECK_MPI(MPI_Comm_free(&dup_world));
+}
+
+/* A reversed world order is not a range of MPI_COMM_WORLD: an MPI_ERR_COMM error. */
+static void test_unmappable_parent(int wr, int wp) {
+  MPI_Comm reversed, out = MPI_COMM_NULL;
+  CHECK_MPI(MPI_Comm_split(MPI_COMM_WORLD, 0, wp - wr, &reversed));
+  int rc = MPIX_Comm_create_range(reversed, 0, wp - 1, 1, &out);
+  if (wp > 1)
+    CHECK(error_class(rc) == MPI_ERR_COMM, "range of a reversed communicator: class %d",
+          error_class(rc));
+  else
+    CHECK_MPI(rc);
+  if (out != MPI_COMM_NULL) CHECK_MPI(MPI_Comm_free(&out));
+  CHECK_MPI(MPI_Comm_free(&reversed));
+}
+
+static void test_errors(int wp) {
+  MPI_Comm out = MPI_COMM_NULL;
+  int rc = MPIX_Comm_create_range(MPI_COMM_WORLD, 0, wp - 1, 0, &out);
+  CHECK(error_class(rc) == MPI_ERR_ARG, "stride 0: class %d", error_class(rc));
+  rc = MPIX_Comm_create_range(MPI_COMM_WORLD, 1, 0, 1, &out);
+  CHECK(error_class(rc) == MPI_ERR_ARG, "first > last: class %d", error_class(rc));
+  rc = MPIX_Comm_create_range(MPI_COMM_WORLD, 0, wp, 1, &out);
+  CHECK(error_class(rc) == MPI_ERR_RANK, "last outside: class %d", error_class(rc));
+  rc = MPIX_Comm_create_range(MPI_COMM_NULL, 0, 0, 1, &out);
+  CHECK(error_class(rc) == MPI_ERR_COMM, "MPI_COMM_NULL parent: class %d", error_class(rc));
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  rc = MPIX_Comm_create_range(MPI_COMM_WORLD, 0, wp + 5, 1, &out);
+  CHECK_MPI(MPI_Error_string(rc, text, &len));
+  note("error string: %s", text);
+}
+
+static void test_icomm_create_group(int wr, int wp) {
+  MPI_Group world_group, evens, reversed;
+  CHECK_MPI(MPI_Comm_group(MPI_COMM_WORLD, &world_group));
+  int triple[1][3] = {{0, wp - 1, 2}};
+  CHECK_MPI(MPI_Group_range_incl(world_group, 1, triple, &evens));
+  MPI_Comm c = MPI_COMM_NULL;
+  MPI_Request req = MPI_REQUEST_NULL;
+  if (wr % 2 == 0) {
+    CHECK_MPI(MPIX_Icomm_create_group(MPI_COMM_WORLD, evens, 5, &c, &req));
+    int flag = 0;
+    MPI_Status st;
+    CHECK_MPI(MPI_Test(&req, &flag, &st));
+    CHECK(flag == 1, "the request of a range group is not complete at once");
+    CHECK(req == MPI_REQUEST_NULL, "a completed request is not MPI_REQUEST_NULL");
+    check_range(c, wr, 0, wp - 1, 2);
+    int value = wr == 0 ? 42 : 0;
+    CHECK_MPI(MPI_Bcast(&value, 1, MPI_INT, 0, c));
+    CHECK(value == 42, "broadcast on the new communicator gave %d", value);
+    CHECK_MPI(MPI_Comm_free(&c));
+  }
+  if (wp >= 3) { /* world ranks 2, 1, 0: a group, but not a range of MPI_COMM_WORLD */
+    int ranks[3] = {2, 1, 0};
+    CHECK_MPI(MPI_Group_incl(world_group, 3, ranks, &reversed));
+    if (wr <= 2) {
+      MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+      int rc = MPIX_Icomm_create_group(MPI_COMM_WORLD, reversed, 6, &c, &req);
+      CHECK(error_class(rc) == MPI_ERR_GROUP, "non-range group: class %d", error_class(rc));
+    }
+    CHECK_MPI(MPI_Group_free(&reversed));
+  }
+  CHECK_MPI(MPI_Group_free(&evens));
+  CHECK_MPI(MPI_Group_free(&world_group));
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  shim_test_begin();
+  int wr, wp;
+  MPI_Comm_rank(MPI_COMM_WORLD, &wr);
+  MPI_Comm_size(MPI_COMM_WORLD, &wp);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  test_create_range(wr, wp);
+  test_unmappable_parent(wr, wp);
+  test_errors(wp);
+  test_icomm_create_group(wr, wp);
+  MPI_Barrier(MPI_COMM_WORLD);
+  shim_test_end();
+  MPI_Finalize();
+  if (wr == 0) printf("range_mpix: all checks passed on %d ranks\n", wp);
+  return 0;
+}
