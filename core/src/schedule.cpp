@@ -5,6 +5,7 @@
 
 #include "errors.hpp"
 #include "matching.hpp"
+#include "rangecomm/embedding.hpp"
 #include "status.hpp"
 
 namespace rangecomm::detail {
@@ -78,11 +79,70 @@ int Schedule::hold_datatypes() {
   return MPI_SUCCESS;
 }
 
+namespace {
+
+// User-defined operations used by running schedules (few at a time: a linear list), and those
+// whose MPI_Op_free was deferred until their last schedule ends.
+struct OpUse {
+  MPI_Op op;
+  int schedules;
+  bool free_when_unused;
+};
+std::vector<OpUse> g_op_uses;
+
+OpUse* find_op_use(MPI_Op op) {
+  for (OpUse& u : g_op_uses)
+    if (u.op == op) return &u;
+  return nullptr;
+}
+
+bool predefined_op(MPI_Op op) {
+  static const MPI_Op kPredefined[] = {MPI_MAX,  MPI_MIN,  MPI_SUM,  MPI_PROD,   MPI_LAND,
+                                       MPI_BAND, MPI_LOR,  MPI_BOR,  MPI_LXOR,   MPI_BXOR,
+                                       MPI_MINLOC, MPI_MAXLOC, MPI_REPLACE, MPI_NO_OP, MPI_OP_NULL};
+  for (MPI_Op p : kPredefined)
+    if (op == p) return true;
+  return false;
+}
+
+void release_op(MPI_Op op) {
+  OpUse* u = find_op_use(op);
+  if (u == nullptr || --u->schedules > 0) return;
+  MPI_Op dead = u->op;
+  bool free_it = u->free_when_unused;
+  *u = g_op_uses.back();
+  g_op_uses.pop_back();
+  if (free_it) MPI_Op_free(&dead);
+}
+
+}  // namespace
+
+void Schedule::hold_ops() {
+  for (const Step& step : steps_) {
+    if (step.kind != Step::Kind::reduce || predefined_op(step.op)) continue;
+    if (std::find(held_ops_.begin(), held_ops_.end(), step.op) != held_ops_.end()) continue;
+    held_ops_.push_back(step.op);
+    if (OpUse* u = find_op_use(step.op))
+      ++u->schedules;
+    else
+      g_op_uses.push_back({step.op, 1, false});
+  }
+}
+
+bool defer_op_free(MPI_Op op) {
+  OpUse* u = find_op_use(op);
+  if (u == nullptr) return false;
+  u->free_when_unused = true;
+  return true;
+}
+
 Schedule::~Schedule() { reset(); }
 
 void Schedule::reset() {
   for (auto& held : held_) MPI_Type_free(&held.second);
   held_.clear();
+  for (MPI_Op op : held_ops_) release_op(op);
+  held_ops_.clear();
   steps_.clear();
   round_ends_.clear();
   scratch_used_ = 0;
@@ -274,6 +334,7 @@ int start_schedule(const std::shared_ptr<RangeState>& range, SchedulePtr schedul
   schedule->close();
   int rc = schedule->hold_datatypes();
   if (rc != MPI_SUCCESS) return rc;
+  schedule->hold_ops();
   auto* c = new CollectiveOp(range, std::move(schedule));
   if (!c->advance()) {
     c->ref();
@@ -318,3 +379,9 @@ void advance_collectives() {
 }
 
 }  // namespace rangecomm::detail
+
+namespace rangecomm {
+
+bool Defer_op_free(MPI_Op op) { return detail::defer_op_free(op); }
+
+}  // namespace rangecomm

@@ -51,6 +51,9 @@ class Schedule {
   // so the user may free a type while the nonblocking collective is pending (MPI allows it).
   // The duplicates are freed with the schedule.
   int hold_datatypes();
+  // Counts the user-defined operations the steps use as in use until the schedule is reset, so
+  // that Defer_op_free (rangecomm/embedding.hpp) can keep them alive while it runs.
+  void hold_ops();
   ~Schedule();
 
   // Empties the schedule for reuse, keeping its memory (steps and scratch blocks).
@@ -76,6 +79,7 @@ class Schedule {
   std::vector<Block> scratch_;  // blocks [0, scratch_used_) belong to this use of the schedule
   size_t scratch_used_ = 0;
   std::vector<std::pair<MPI_Datatype, MPI_Datatype>> held_;  // (user's type, our duplicate)
+  std::vector<MPI_Op> held_ops_;
 };
 
 using SchedulePtr = std::unique_ptr<Schedule, Schedule::Recycle>;
@@ -103,6 +107,10 @@ int next_collective_tag(RangeState& range);
 // signatures); a plain memcpy when both are the same contiguous type.
 int local_copy(const void* in, int in_count, MPI_Datatype in_type, void* out, int out_count,
                MPI_Datatype out_type);
+
+// If a running schedule uses the user-defined operation op, takes over freeing it: MPI_Op_free
+// is called when the last such schedule ends, and true is returned. Otherwise returns false.
+bool defer_op_free(MPI_Op op);
 
 // Whether op is commutative (predefined ops are).
 bool commutative(MPI_Op op);

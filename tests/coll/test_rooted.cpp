@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "coll_util.hpp"
+#include "rangecomm/embedding.hpp"
 
 using namespace colltest;
 using rangecomm::Request;
@@ -295,4 +296,34 @@ TEST_CASE("a derived datatype may be freed while a nonblocking collective uses i
     CHECK(data == expected);
   }
   (void)p;
+}
+
+TEST_CASE("a user operation may be freed while a nonblocking collective uses it (Defer_op_free)") {
+  auto w = world();
+  int p = w.size(), r = w.rank();
+  MPI_User_function* add = [](void* in, void* inout, int* len, MPI_Datatype*) {
+    for (int i = 0; i < *len; ++i) static_cast<int*>(inout)[i] += static_cast<int*>(in)[i];
+  };
+  MPI_Op op;
+  REQUIRE(MPI_Op_create(add, 1, &op) == MPI_SUCCESS);
+  MPI_Op handle = op;
+  std::vector<int> in(5, r + 1), out(5, -1);
+  Request req;
+  // The last rank starts first and cannot finish before the others start; in recursive doubling
+  // it always combines (ranks that fold into a partner may not), so its collective surely uses
+  // the operation when it hands it over.
+  auto start = [&] {
+    REQUIRE(rangecomm::Iallreduce(in.data(), out.data(), 5, MPI_INT, op, w, &req) == MPI_SUCCESS);
+    bool deferred = rangecomm::Defer_op_free(op);
+    if (!deferred) MPI_Op_free(&op);
+    return deferred;
+  };
+  bool first_deferred = r == p - 1 ? start() : false;
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (r != p - 1) start();
+  REQUIRE(rangecomm::Wait(&req, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+  CHECK(out == std::vector<int>(5, p * (p + 1) / 2));
+  if (r == p - 1) CHECK(first_deferred == (p > 1));
+  // Once the collective is over, the library no longer holds the operation (it freed it).
+  CHECK_FALSE(rangecomm::Defer_op_free(handle));
 }

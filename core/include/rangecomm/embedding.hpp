@@ -29,4 +29,10 @@ std::uint32_t Comm_context(const Comm& comm);
 // members must pass the same levels.
 int Split_Comm_below(const Comm& parent, int first, int last, int stride, int levels, Comm* out);
 
+// MPI lets a program free a user-defined MPI_Op while a nonblocking collective still uses it.
+// Call this where the program frees one: if a pending collective of the library uses op, the
+// library takes over and calls MPI_Op_free when the last of them completes (returns true; the
+// caller must not free op itself). Returns false when nothing of the library uses op.
+bool Defer_op_free(MPI_Op op);
+
 }  // namespace rangecomm
