@@ -1,0 +1,238 @@
+// The driver of Janus Quicksort: runs the distributed levels of the (at most two) groups this
+// process belongs to at the same time, turns finished levels into subgroups and base cases, then
+// sorts the base cases and assembles this process's exact share of the output.
+#pragma once
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <memory>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "rangecomm/jquick/base_case.hpp"
+#include "rangecomm/jquick/level.hpp"
+
+namespace rangecomm::jquick {
+
+template <class T, class Compare, class B>
+class Engine {
+ public:
+  Engine(B& b, Compare comp, const JQuickOptions& opt) : ctx_(b, std::move(comp)) {
+    ctx_.sp.per_log_p = std::max(0, opt.samples_per_log_p);
+    ctx_.sp.elements_per_sample = std::max<std::int64_t>(1, opt.elements_per_sample);
+    ctx_.sp.min = std::max(1, opt.samples_min);
+    ctx_.sp.seed = static_cast<std::int64_t>(opt.seed);
+    ctx_.max_chunk = chunk_limit(opt.max_message_bytes, sizeof(T));
+  }
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+  ~Engine() {
+    tasks_.clear();  // frees their communicators before the attached one
+    B::free(&ctx_.top);
+  }
+
+  int run(std::vector<T>& data, MPI_Comm comm) {
+    MPI_Comm_rank(comm, &ctx_.me);
+    MPI_Comm_size(comm, &ctx_.p);
+    if (ctx_.p == 1) {
+      std::sort(data.begin(), data.end(), ctx_.comp);
+      return MPI_SUCCESS;
+    }
+    double t0 = MPI_Wtime();
+    int err = ctx_.b.attach(comm, &ctx_.top);
+    ctx_.stats.create_seconds += MPI_Wtime() - t0;
+    if (err == MPI_SUCCESS) err = start_root(data);
+    if (err == MPI_SUCCESS) err = drive();
+    if (err == MPI_SUCCESS) err = base_cases();
+    if (err == MPI_SUCCESS) err = assemble(data);
+    t0 = MPI_Wtime();
+    int ferr = B::free(&ctx_.top);
+    ctx_.stats.create_seconds += MPI_Wtime() - t0;
+    return err != MPI_SUCCESS ? err : ferr;
+  }
+
+  const JQuickStats& stats() const { return ctx_.stats; }
+
+ private:
+  using Ctx = Context<T, Compare, B>;
+  using TaskT = Task<T, B>;
+
+  int start_root(std::vector<T>& data) {
+    auto t = std::make_unique<TaskT>();
+    t->comm = ctx_.top;  // a handle copy; the engine frees the attached communicator
+    t->owns_comm = false;
+    t->data = std::move(data);
+    data.clear();
+    int err = start_counts(ctx_, *t);
+    tasks_.push_back(std::move(t));
+    return err;
+  }
+
+  // Distributed phase: progress every group of this process in turn, never waiting in one.
+  int drive() {
+    while (!tasks_.empty()) {
+      bool any = false;
+      for (auto& t : tasks_) {
+        bool progressed = false;
+        int err = advance(*t, &progressed);
+        if (err != MPI_SUCCESS) return err;
+        any = any || progressed;
+      }
+      tasks_.erase(std::remove_if(tasks_.begin(), tasks_.end(),
+                                  [](const auto& t) { return t->phase == Phase::done; }),
+                   tasks_.end());
+      for (auto& t : born_) tasks_.push_back(std::move(t));
+      born_.clear();
+      if (!any) std::this_thread::yield();  // ranks may outnumber cores
+    }
+    return MPI_SUCCESS;
+  }
+
+  // Moves one group through every step whose operations have completed.
+  int advance(TaskT& t, bool* progressed) {
+    for (;;) {
+      bool ready = false;
+      int err = MPI_SUCCESS;
+      switch (t.phase) {
+        case Phase::counts:
+          err = test_all<B>(t.reqs, &ready);
+          if (err == MPI_SUCCESS && ready) err = finish_counts(t);
+          break;
+        case Phase::samples:
+          err = test_all<B>(t.reqs, &ready);
+          if (err == MPI_SUCCESS && ready) err = start_split_counts(ctx_, t);
+          break;
+        case Phase::split_counts:
+          err = test_all<B>(t.reqs, &ready);
+          if (err == MPI_SUCCESS && ready) err = start_exchange(ctx_, t);
+          break;
+        case Phase::exchange:
+          err = poll_exchange(ctx_, t, &ready);
+          if (err == MPI_SUCCESS && ready) err = finish_level(t);
+          break;
+        case Phase::done:
+          return MPI_SUCCESS;
+      }
+      if (err != MPI_SUCCESS) return err;
+      if (!ready) return MPI_SUCCESS;
+      *progressed = true;
+    }
+  }
+
+  int finish_counts(TaskT& t) {
+    if (B::rank(t.comm) == 0) t.count_before = 0;
+    ctx_.sp = SampleParams{t.params[0], t.params[1], t.params[2], t.params[3]};
+    ctx_.layout = Layout(t.count_total, ctx_.p);
+    t.lo = 0;
+    t.hi = t.count_total;
+    t.begin = t.count_before;
+    if (t.count_total == 0) {
+      t.phase = Phase::done;
+      return MPI_SUCCESS;
+    }
+    note_level(t);
+    return start_samples(ctx_, t);
+  }
+
+  // Counts a level; it is a janus level when another group of this process is running too.
+  void note_level(const TaskT& t) {
+    auto other = [&](const auto& u) { return u.get() != &t && u->phase != Phase::done; };
+    bool janus = std::any_of(tasks_.begin(), tasks_.end(), other) ||
+                 std::any_of(born_.begin(), born_.end(), other);
+    ++ctx_.stats.levels;
+    if (janus) ++ctx_.stats.janus_levels;
+    ctx_.stats.max_depth = std::max(ctx_.stats.max_depth, t.depth);
+  }
+
+  // The processes owning positions lo..hi-1, as a span of ranks of the attached communicator.
+  Span owners(std::int64_t lo, std::int64_t hi) const {
+    if (hi <= lo) return Span{};
+    return Span{ctx_.layout.owner(lo), ctx_.layout.owner(hi - 1)};
+  }
+
+  // A level is done: create the subgroups that need a communicator, hand out this process's
+  // shares, free the group's communicator.
+  int finish_level(TaskT& t) {
+    const std::int64_t mid = t.lo + t.small_total;
+    Span lo_owners = owners(t.lo, mid), hi_owners = owners(mid, t.hi);
+    auto needs_comm = [&](Span s) {
+      return s.empty() || s.last - s.first < 2 ? Span{} : Span{s.first - t.first, s.last - t.first};
+    };
+    typename B::Comm lc, rc;
+    double t0 = MPI_Wtime();
+    int err = ctx_.b.split(t.comm, needs_comm(lo_owners), needs_comm(hi_owners), &lc, &rc);
+    if (err == MPI_SUCCESS && t.owns_comm) err = B::free(&t.comm);
+    ctx_.stats.create_seconds += MPI_Wtime() - t0;
+    t.phase = Phase::done;
+    if (err != MPI_SUCCESS) return err;
+    if (lo_owners.contains(ctx_.me)) err = add_child(t, t.lo, mid, std::move(t.left), lc);
+    if (err == MPI_SUCCESS && hi_owners.contains(ctx_.me))
+      err = add_child(t, mid, t.hi, std::move(t.right), rc);
+    return err;
+  }
+
+  int add_child(const TaskT& parent, std::int64_t lo, std::int64_t hi, std::vector<T>&& share,
+                typename B::Comm& comm) {
+    Span who = owners(lo, hi);
+    std::int64_t mine_from = std::max(lo, ctx_.layout.start(ctx_.me));
+    if (who.first == who.last) {
+      pieces_.push_back(Piece<T>{mine_from, std::move(share)});
+      return MPI_SUCCESS;
+    }
+    if (who.last == who.first + 1) {
+      ++ctx_.stats.pair_cases;
+      auto pc = std::make_unique<PairCase<T, B>>();
+      pairs_.push_back(std::move(pc));
+      return start_pair(ctx_, *pairs_.back(), lo, hi, who, mine_from, std::move(share));
+    }
+    auto t = std::make_unique<TaskT>();
+    t->comm = comm;
+    comm = typename B::Comm{};  // the child task owns it now
+    t->first = who.first;
+    t->depth = parent.depth + 1;
+    t->lo = lo;
+    t->hi = hi;
+    t->begin = mine_from;
+    t->data = std::move(share);
+    note_level(*t);
+    int err = start_samples(ctx_, *t);
+    born_.push_back(std::move(t));
+    return err;
+  }
+
+  // Base cases come after the distributed phase, so they never delay a larger group.
+  int base_cases() {
+    for (auto& pc : pieces_) std::sort(pc.data.begin(), pc.data.end(), ctx_.comp);
+    for (auto& pair : pairs_) {
+      int err = finish_pair(ctx_, *pair);
+      if (err != MPI_SUCCESS) return err;
+      pieces_.push_back(std::move(pair->result));
+    }
+    pairs_.clear();
+    return MPI_SUCCESS;
+  }
+
+  int assemble(std::vector<T>& data) {
+    std::sort(pieces_.begin(), pieces_.end(),
+              [](const Piece<T>& a, const Piece<T>& b) { return a.lo < b.lo; });
+    std::int64_t pos = ctx_.layout.start(ctx_.me);
+    data.clear();
+    data.reserve(static_cast<std::size_t>(ctx_.layout.cap(ctx_.me)));
+    for (auto& pc : pieces_) {
+      if (pc.lo != pos) return MPI_ERR_INTERN;  // a hole or an overlap: a bug, never silent
+      data.insert(data.end(), pc.data.begin(), pc.data.end());
+      pos += static_cast<std::int64_t>(pc.data.size());
+    }
+    pieces_.clear();
+    return pos == ctx_.layout.end(ctx_.me) ? MPI_SUCCESS : MPI_ERR_INTERN;
+  }
+
+  Ctx ctx_;
+  std::vector<std::unique_ptr<TaskT>> tasks_, born_;
+  std::vector<Piece<T>> pieces_;
+  std::vector<std::unique_ptr<PairCase<T, B>>> pairs_;
+};
+
+}  // namespace rangecomm::jquick
