@@ -36,6 +36,15 @@ int PMPIX_Icomm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *
 int MPIX_Comm_is_range(MPI_Comm comm, int *flag);
 int PMPIX_Comm_is_range(MPI_Comm comm, int *flag);
 
+/* A program that gets the library only through LD_PRELOAD (built without -lrangecomm) can
+ * define RANGECOMM_WEAK_SYMBOLS before including this header: the calls are then weak
+ * references, bound at start-up to the preloaded library (and null without it). */
+#ifdef RANGECOMM_WEAK_SYMBOLS
+#pragma weak MPIX_Comm_create_range
+#pragma weak MPIX_Icomm_create_group
+#pragma weak MPIX_Comm_is_range
+#endif
+
 #ifdef __cplusplus
 }
 #endif

@@ -4,6 +4,7 @@
  * the whole world, on a strided range, and on a range of a range. */
 #include "shim_check.h" /* first: it asks for _GNU_SOURCE */
 
+#define RANGECOMM_WEAK_SYMBOLS /* the plain build gets the library by LD_PRELOAD only */
 #include "rangecomm.h"
 
 enum { B = 3, MAXP = 64, SLOTS = 20 };

@@ -3,6 +3,7 @@
  * once for ranges, MPI_ERR_GROUP otherwise), and their errors. */
 #include "shim_check.h" /* first: it asks for _GNU_SOURCE */
 
+#define RANGECOMM_WEAK_SYMBOLS /* the plain build gets the library by LD_PRELOAD only */
 #include "rangecomm.h"
 
 static int error_class(int code) {

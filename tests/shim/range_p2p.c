@@ -4,6 +4,7 @@
  * ranks, user tags, counts). Runs on a contiguous range and on a strided one. */
 #include "shim_check.h" /* first: it asks for _GNU_SOURCE */
 
+#define RANGECOMM_WEAK_SYMBOLS /* the plain build gets the library by LD_PRELOAD only */
 #include "rangecomm.h"
 
 enum { N = 5 };

@@ -5,6 +5,7 @@
  * dead request handle. The range is all of MPI_COMM_WORLD, so ranks agree on both. */
 #include "shim_check.h" /* first: it asks for _GNU_SOURCE */
 
+#define RANGECOMM_WEAK_SYMBOLS /* the plain build gets the library by LD_PRELOAD only */
 #include "rangecomm.h"
 
 static int r, p, left, right;
