@@ -160,6 +160,23 @@ TEST_CASE("jquick leaves the caller's traffic on the communicator alone", "[jqui
   }
 }
 
+// The sort's ranges live on its own duplicate of the communicator, so ranges the caller keeps
+// alive (here the whole communicator at depth 1 and its halves at depth 2, the shapes the
+// sort's own subgroups take) never clash with them.
+TEST_CASE("jquick runs while the caller holds ranges of the same communicator", "[jquick]") {
+  const int p = mpitest::world_size(), me = mpitest::world_rank();
+  rangecomm::Comm world, whole, half;
+  REQUIRE(rangecomm::Create_Comm(MPI_COMM_WORLD, &world) == MPI_SUCCESS);
+  REQUIRE(rangecomm::Split_Comm(world, 0, p - 1, &whole) == MPI_SUCCESS);
+  if (me < p / 2) REQUIRE(rangecomm::Split_Comm(whole, 0, p / 2 - 1, &half) == MPI_SUCCESS);
+  else REQUIRE(rangecomm::Split_Comm(whole, p / 2, p - 1, &half) == MPI_SUCCESS);
+  JQuickOptions opt;
+  sort_and_check<std::uint64_t>(Dist::uniform, 300, opt);
+  sort_and_check<std::uint64_t>(Dist::few_distinct, 300, opt);
+  CHECK_MPI(rangecomm::Comm_free(&half));
+  CHECK_MPI(rangecomm::Comm_free(&whole));
+}
+
 TEST_CASE("jquick reports bad arguments with MPI error classes", "[jquick]") {
   std::vector<int> v = {3, 1, 2};
   JQuickOptions opt;

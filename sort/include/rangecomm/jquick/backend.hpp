@@ -3,7 +3,8 @@
 // MPI_Comm_split). A backend B provides
 //
 //   B::Comm, B::Request, B::Message        default-constructed = null
-//   attach(MPI_Comm, Comm*)                a private communicator over all of it (collective)
+//   attach(MPI_Comm, Comm*)                the sorts' private communicator over all of it
+//                                          (collective the first time; borrowed, never freed)
 //   rank(c), size(c), is_null(c)
 //   isend/irecv(bytes, peer, tag)          point-to-point on MPI_BYTE
 //   improbe_any(tag, ...)  imrecv(...)     matched probe of any source, then its receive
@@ -32,20 +33,56 @@ struct Span {
   bool contains(int rank) const { return first <= rank && rank <= last; }
 };
 
+// The sorts' own duplicate of comm: made by the first sort on comm (collective, like the sort),
+// then cached as an attribute of comm and freed with it (or at MPI_Finalize). The sorts' traffic
+// and ranges then live on MPI contexts of their own, so they can never meet the caller's
+// messages on comm, nor clash with ranges the caller keeps alive on comm (docs/tag-layout.md,
+// "the one pattern that is an error"). Not thread-safe for concurrent first use of one comm.
+inline int private_comm(MPI_Comm comm, MPI_Comm* out) {
+  static const int keyval = [] {
+    auto drop = [](MPI_Comm, int, void* value, void*) -> int {
+      auto* dup = static_cast<MPI_Comm*>(value);
+      int err = MPI_Comm_free(dup);
+      delete dup;
+      return err;
+    };
+    int k = MPI_KEYVAL_INVALID;
+    MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, drop, &k, nullptr);
+    return k;
+  }();
+  if (keyval == MPI_KEYVAL_INVALID) return MPI_ERR_KEYVAL;
+  void* value = nullptr;
+  int found = 0;
+  int err = MPI_Comm_get_attr(comm, keyval, &value, &found);
+  if (err != MPI_SUCCESS) return err;
+  if (found) {
+    *out = *static_cast<MPI_Comm*>(value);
+    return MPI_SUCCESS;
+  }
+  auto* dup = new MPI_Comm(MPI_COMM_NULL);
+  err = MPI_Comm_dup(comm, dup);
+  if (err == MPI_SUCCESS) err = MPI_Comm_set_attr(comm, keyval, dup);
+  if (err != MPI_SUCCESS) {
+    if (*dup != MPI_COMM_NULL) MPI_Comm_free(dup);
+    delete dup;
+    return err;
+  }
+  *out = *dup;
+  return MPI_SUCCESS;
+}
+
 class RangeBackend {
  public:
   using Comm = rangecomm::Comm;
   using Request = rangecomm::Request;
   using Message = rangecomm::Message;
 
-  // A fresh sub-range over the whole communicator, so the caller's own traffic on the range
-  // Create_Comm returns never meets ours. Fails with MPI_ERR_COMM if the caller keeps such a
-  // full range alive itself (docs/tag-layout.md, "the one pattern that is an error").
+  // The range over all of the sort's private communicator (see private_comm). Borrowed: the
+  // caller drops the handle and never frees it.
   int attach(MPI_Comm comm, Comm* out) {
-    Comm whole;
-    int err = Create_Comm(comm, &whole);
-    if (err != MPI_SUCCESS) return err;
-    return Split_Comm(whole, 0, whole.size() - 1, out);
+    MPI_Comm priv = MPI_COMM_NULL;
+    int err = private_comm(comm, &priv);
+    return err == MPI_SUCCESS ? Create_Comm(priv, out) : err;
   }
   static int rank(const Comm& c) { return c.rank(); }
   static int size(const Comm& c) { return c.size(); }
@@ -117,7 +154,8 @@ class NativeBackend {
     MPI_Message h = MPI_MESSAGE_NULL;
   };
 
-  int attach(MPI_Comm comm, Comm* out) { return MPI_Comm_dup(comm, &out->h); }
+  // The sort's private communicator (see private_comm). Borrowed: the caller never frees it.
+  int attach(MPI_Comm comm, Comm* out) { return private_comm(comm, &out->h); }
   static int rank(const Comm& c) {
     int r = MPI_UNDEFINED;
     MPI_Comm_rank(c.h, &r);

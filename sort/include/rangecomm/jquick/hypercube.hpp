@@ -85,7 +85,7 @@ int hypercube_with(B b, std::vector<T>& data, MPI_Comm comm, Compare comp, std::
   typename B::Comm top, cur;
   int err = b.attach(comm, &top);
   if (err != MPI_SUCCESS) return err;
-  cur = top;  // a handle copy: freed once, as top
+  cur = top;  // borrowed (attach), never freed
   bool cur_is_top = true;
   Rng rng(mix64(seed) ^ mix64(static_cast<std::uint64_t>(B::rank(top))));
   const std::int64_t max_chunk = chunk_limit(0, sizeof(T));
@@ -110,8 +110,7 @@ int hypercube_with(B b, std::vector<T>& data, MPI_Comm comm, Compare comp, std::
   }
   std::sort(data.begin(), data.end(), comp);
   if (!cur_is_top) B::free(&cur);
-  int ferr = B::free(&top);
-  return err != MPI_SUCCESS ? err : ferr;
+  return err;
 }
 
 }  // namespace jquick
