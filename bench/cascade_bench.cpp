@@ -1,0 +1,286 @@
+// cascade_bench: creating overlapping communicators (paper "Lightweight MPI Communicators with
+// Applications to Perfectly Balanced Quicksort", Fig. 6). The p ranks are split into groups of
+// g processes that overlap by one: 0..g-1, g-1..2g-2, ... (the last one may be smaller). A
+// process at an overlap belongs to two groups and creates two communicators, one after the
+// other, in one of two orders:
+//
+//  cascaded     always the left group first. Each group waits for its left neighbour, so with
+//               native MPI the creations run one after another along the chain.
+//  alternating  every other such process creates the right group first, so no chain is
+//               longer than two creations.
+//
+// native: MPI_Comm_create_group(MPI_COMM_WORLD, group, tag = group index) (collective over the
+//         group only; MPI_Comm_split cannot make overlapping communicators). Groups are made
+//         once, untimed; the communicators are freed after each sample, untimed.
+// range:  rangecomm::Split_Comm(world, first, last), local; batches of --batch repetitions of
+//         creating one's communicators and freeing them, time per repetition.
+// One sample = time from a barrier until this process holds all its communicators, max over
+// ranks. Native and range, cascaded and alternating, are measured in the same run.
+//
+// Output on rank 0: a table, or CSV rows (--format csv, --csv FILE)
+//   experiment,variant,param,ranks,median_us,min_us,max_us,ratio_vs_native
+// with experiment = cascade, variant = {native,range}_{cascaded,alternating}, param = g,
+// ratio_vs_native = median / median of the native variant of the same schedule.
+// Benchmarks measure: the exit status is nonzero only for bad arguments or wrong results.
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "rangecomm/rangecomm.hpp"
+
+namespace {
+
+struct Options {
+  int group_size = 0;  // 0: 4 from 7 ranks up, else 2
+  int reps = 20;       // native samples per schedule
+  int batches = 20;    // range samples per schedule
+  int batch = 1000;    // range repetitions per sample
+  bool csv_stdout = false;
+  std::string csv_file;
+};
+
+const char* const kUsage =
+    "usage: cascade_bench [options]\n"
+    "Creating overlapping communicators of g processes (0..g-1, g-1..2g-2, ...) with a\n"
+    "cascaded and an alternating schedule: MPI_Comm_create_group vs rangecomm::Split_Comm\n"
+    "(paper Fig. 6).\n"
+    "\n"
+    "  --group-size G    processes per group, >= 2 (default 4 from 7 ranks up, else 2)\n"
+    "  --reps N          native samples per schedule (default 20)\n"
+    "  --batches N       range samples per schedule (default 20)\n"
+    "  --batch N         range repetitions per sample (default 1000)\n"
+    "  --format F        table (default) or csv: what rank 0 prints on stdout\n"
+    "  --csv FILE        also write the CSV rows to FILE\n"
+    "  --help            this text\n"
+    "\n"
+    "CSV columns: experiment,variant,param,ranks,median_us,min_us,max_us,ratio_vs_native\n"
+    "  times are per creation of all of a process's communicators, max over ranks;\n"
+    "  param = G; ratio_vs_native = median / median of native with the same schedule.\n";
+
+int rank_ = 0, size_ = 1, errors_ = 0;
+
+bool parse_int(const char* s, int min, int* out) {
+  errno = 0;
+  char* end = nullptr;
+  long v = std::strtol(s, &end, 10);
+  if (errno != 0 || end == s || *end != '\0' || v < min || v > 100000000L) return false;
+  *out = static_cast<int>(v);
+  return true;
+}
+
+// 0 to run, 1 for --help, -1 for a bad command line.
+int parse_args(int argc, char** argv, Options* o, std::string* error) {
+  for (int i = 1; i < argc; ++i) {
+    std::string flag = argv[i];
+    if (flag == "--help" || flag == "-h") return 1;
+    if (i + 1 >= argc) {
+      *error = "missing value after " + flag;
+      return -1;
+    }
+    const char* v = argv[++i];
+    bool ok = true;
+    if (flag == "--group-size") ok = parse_int(v, 2, &o->group_size);
+    else if (flag == "--reps") ok = parse_int(v, 1, &o->reps);
+    else if (flag == "--batches") ok = parse_int(v, 1, &o->batches);
+    else if (flag == "--batch") ok = parse_int(v, 1, &o->batch);
+    else if (flag == "--format") {
+      ok = std::string(v) == "csv" || std::string(v) == "table";
+      o->csv_stdout = std::string(v) == "csv";
+    } else if (flag == "--csv") o->csv_file = v;
+    else {
+      *error = "unknown option " + flag;
+      return -1;
+    }
+    if (!ok) {
+      *error = "bad value '" + std::string(v) + "' for " + flag;
+      return -1;
+    }
+  }
+  return 0;
+}
+
+void check(int rc, const char* what) {
+  if (rc == MPI_SUCCESS) return;
+  char msg[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  rangecomm::Error_string(rc, msg, &len);
+  std::fprintf(stderr, "cascade_bench: rank %d: %s failed: %.*s\n", rank_, what, len, msg);
+  ++errors_;
+}
+
+struct Group {
+  int index, first, last;
+};
+
+// The groups this process belongs to, in the order the schedule creates them.
+std::vector<Group> my_groups(int g, bool alternating) {
+  std::vector<Group> mine;
+  for (int k = 0, first = 0; first < size_ - 1 || (k == 0 && size_ == 1); ++k, first += g - 1) {
+    int last = std::min(first + g - 1, size_ - 1);
+    if (rank_ >= first && rank_ <= last) mine.push_back({k, first, last});
+  }
+  // A process in two groups is the right end of group k-1 and the left end of group k; the
+  // j-th such process (j = k) reverses the order when alternating and j is odd.
+  if (alternating && mine.size() == 2 && mine[1].index % 2 == 1) std::swap(mine[0], mine[1]);
+  return mine;
+}
+
+double max_over_ranks(double mine) {
+  double worst = 0;
+  MPI_Allreduce(&mine, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return worst;
+}
+
+struct Stats {
+  double median = 0, min = 0, max = 0;
+};
+
+Stats stats_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t m = v.size() / 2;
+  return {v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]), v.front(), v.back()};
+}
+
+Stats bench_native(const std::vector<Group>& mine, int reps) {
+  MPI_Group world_group;
+  MPI_Comm_group(MPI_COMM_WORLD, &world_group);
+  std::vector<MPI_Group> groups;
+  for (const Group& gr : mine) {
+    int triple[1][3] = {{gr.first, gr.last, 1}};
+    MPI_Group g;
+    MPI_Group_range_incl(world_group, 1, triple, &g);
+    groups.push_back(g);
+  }
+  std::vector<double> us;
+  std::vector<MPI_Comm> comms(mine.size(), MPI_COMM_NULL);
+  for (int r = 0; r < reps + 1; ++r) {  // the first repetition is a warm-up
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime();
+    for (size_t i = 0; i < mine.size(); ++i)
+      check(MPI_Comm_create_group(MPI_COMM_WORLD, groups[i], mine[i].index, &comms[i]),
+            "MPI_Comm_create_group");
+    double t = (MPI_Wtime() - t0) * 1e6;
+    for (size_t i = 0; i < mine.size(); ++i) {
+      int size = -1;
+      MPI_Comm_size(comms[i], &size);
+      if (size != mine[i].last - mine[i].first + 1) ++errors_;
+      MPI_Comm_free(&comms[i]);
+    }
+    t = max_over_ranks(t);
+    if (r > 0) us.push_back(t);
+  }
+  for (MPI_Group& g : groups) MPI_Group_free(&g);
+  MPI_Group_free(&world_group);
+  return stats_of(us);
+}
+
+Stats bench_range(const rangecomm::Comm& world, const std::vector<Group>& mine, const Options& o) {
+  std::vector<rangecomm::Comm> comms(mine.size());
+  std::vector<double> us;
+  for (int b = 0; b < o.batches + 1; ++b) {  // the first batch is a warm-up
+    MPI_Barrier(MPI_COMM_WORLD);
+    int bad = 0;
+    double t0 = MPI_Wtime();
+    for (int r = 0; r < o.batch; ++r) {
+      for (size_t i = 0; i < mine.size(); ++i)
+        bad |= rangecomm::Split_Comm(world, mine[i].first, mine[i].last, &comms[i]);
+      for (rangecomm::Comm& c : comms) bad |= rangecomm::Comm_free(&c);
+    }
+    double t = (MPI_Wtime() - t0) * 1e6 / o.batch;
+    check(bad, "Split_Comm/Comm_free");
+    t = max_over_ranks(t);
+    if (b > 0) us.push_back(t);
+  }
+  // Untimed: the ranges have the expected size and rank.
+  for (size_t i = 0; i < mine.size(); ++i) {
+    check(rangecomm::Split_Comm(world, mine[i].first, mine[i].last, &comms[i]), "Split_Comm");
+    if (comms[i].size() != mine[i].last - mine[i].first + 1 ||
+        comms[i].rank() != rank_ - mine[i].first)
+      ++errors_;
+  }
+  return stats_of(us);
+}
+
+struct Row {
+  std::string variant;
+  Stats s;
+  double ratio;
+};
+
+void write_csv(std::FILE* f, const std::vector<Row>& rows, int g) {
+  std::fprintf(f, "experiment,variant,param,ranks,median_us,min_us,max_us,ratio_vs_native\n");
+  for (const Row& r : rows)
+    std::fprintf(f, "cascade,%s,%d,%d,%.6g,%.6g,%.6g,%.6g\n", r.variant.c_str(), g, size_,
+                 r.s.median, r.s.min, r.s.max, r.ratio);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+  MPI_Comm_size(MPI_COMM_WORLD, &size_);
+  Options o;
+  std::string error;
+  int parsed = parse_args(argc, argv, &o, &error);
+  if (parsed != 0) {
+    if (rank_ == 0) {
+      if (parsed < 0) std::fprintf(stderr, "cascade_bench: %s\n\n", error.c_str());
+      std::fputs(kUsage, parsed < 0 ? stderr : stdout);
+    }
+    MPI_Finalize();
+    return parsed < 0 ? 2 : 0;
+  }
+  const int g = o.group_size ? o.group_size : (size_ >= 7 ? 4 : 2);
+  rangecomm::Comm world;
+  check(rangecomm::Create_Comm(MPI_COMM_WORLD, &world), "Create_Comm");
+
+  std::vector<Row> rows;
+  for (bool alternating : {false, true}) {
+    const std::string schedule = alternating ? "alternating" : "cascaded";
+    if (rank_ == 0) std::fprintf(stderr, "cascade_bench: %s\n", schedule.c_str());
+    const std::vector<Group> mine = my_groups(g, alternating);
+    Stats n = bench_native(mine, o.reps);
+    Stats r = bench_range(world, mine, o);
+    rows.push_back({"native_" + schedule, n, 1.0});
+    rows.push_back({"range_" + schedule, r, r.median / n.median});
+  }
+
+  int errors = 0;
+  MPI_Reduce(&errors_, &errors, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+  if (rank_ == 0) {
+    if (o.csv_stdout) {
+      write_csv(stdout, rows, g);
+    } else {
+      std::printf("cascade_bench: %d ranks, overlapping groups of %d; us per creation of all of a\n"
+                  "process's communicators, max over ranks\n", size_, g);
+      std::printf("%-20s %12s %12s %12s %12s\n", "variant", "median_us", "min_us", "max_us",
+                  "range/native");
+      for (const Row& r : rows)
+        std::printf("%-20s %12.4g %12.4g %12.4g %12.4g\n", r.variant.c_str(), r.s.median,
+                    r.s.min, r.s.max, r.ratio);
+    }
+    if (!o.csv_file.empty()) {
+      if (std::FILE* f = std::fopen(o.csv_file.c_str(), "w")) {
+        write_csv(f, rows, g);
+        std::fclose(f);
+      } else {
+        std::fprintf(stderr, "cascade_bench: cannot write %s\n", o.csv_file.c_str());
+      }
+    }
+    if (errors) std::fprintf(stderr, "cascade_bench: %d error(s) or wrong sizes, see above\n", errors);
+    std::fflush(stdout);
+  }
+  int status = errors ? 1 : 0;
+  MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  world = rangecomm::Comm();
+  MPI_Finalize();
+  return status;
+}

@@ -1,0 +1,400 @@
+// limit_bench: how many communicators a process can hold alive before creation fails, and what
+// one costs in memory, native MPI against range communicators (issue 7 extras; contract item 5
+// of the semantics guide). Four variants, each on every rank, one after the other:
+//
+//  native_world  MPI_Comm_dup(MPI_COMM_WORLD) in a loop (collective; p members each)
+//  range_world   live range communicators of two or more members made from the world range,
+//                all of them at once: every strided range of the p ranks that holds this
+//                process, then the same again one nesting level deeper (under the copy of the
+//                whole range), and so on. Members create the same ranges in the same order.
+//  native_self   MPI_Comm_dup(MPI_COMM_SELF) in a loop (local; 1 member each)
+//  range_self    rangecomm::Split_Comm(world, me, me) in a loop (local; 1 member each)
+//
+// Each loop stops at the first failed creation (MPI_ERRORS_RETURN is set, so the error code is
+// reported, not fatal) or at --max live communicators. Memory per communicator is measured two
+// ways, each as growth over the loop divided by the count: VmRSS (/proc/self/status), and heap
+// bytes in use (mallinfo2). The handle array is touched before the first reading, and freed
+// memory is returned to the system (malloc_trim) between variants. RSS growth can still hide
+// memory that an earlier variant freed and this one reuses, and counts whole pages; the heap
+// figure does neither, but misses memory an MPI library maps by itself.
+//
+// Output on rank 0: a table, or CSV rows (--format csv, --csv FILE)
+//   experiment,variant,param,ranks,median_us,min_us,max_us,ratio_vs_native,unit,note
+// where median/min/max are over ranks and the unit column says what they hold: experiment
+// alive = count of live communicators, memory = RSS bytes per communicator, heap = malloc'd
+// bytes per communicator, create = microseconds
+// per creation (median over batches on each rank). ratio_vs_native compares range_X with
+// native_X. note says why the loop stopped. Benchmarks measure: the exit status is nonzero
+// only for bad arguments.
+
+#include <malloc.h>
+#include <mpi.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "rangecomm/rangecomm.hpp"
+
+namespace {
+
+struct Options {
+  long max = 1000000;  // stop every variant at this many live communicators
+  long batch = 1000;   // creations per timing sample
+  std::string variants = "native_world,range_world,native_self,range_self";
+  bool csv_stdout = false;
+  std::string csv_file;
+  bool wants(const std::string& v) const {
+    return ("," + variants + ",").find("," + v + ",") != std::string::npos;
+  }
+};
+
+const char* const kUsage =
+    "usage: limit_bench [options]\n"
+    "Communicators alive before creation fails, and memory per communicator: native MPI\n"
+    "(MPI_Comm_dup of MPI_COMM_WORLD / MPI_COMM_SELF) against range communicators\n"
+    "(overlapping ranges of two or more members / single-member ranges).\n"
+    "\n"
+    "  --max N           stop each variant at N live communicators (default 1000000)\n"
+    "  --batch N         creations per timing sample (default 1000)\n"
+    "  --variants a,b    native_world,range_world,native_self,range_self (default all)\n"
+    "  --format F        table (default) or csv: what rank 0 prints on stdout\n"
+    "  --csv FILE        also write the CSV rows to FILE\n"
+    "  --help            this text\n"
+    "\n"
+    "CSV columns: experiment,variant,param,ranks,median_us,min_us,max_us,ratio_vs_native,unit,note\n"
+    "  median/min/max are over ranks; unit: alive = count, memory = RSS bytes per\n"
+    "  communicator, heap = malloc'd bytes per communicator, create = us per creation. param = p for *_world (communicators drawn from the p ranks),\n"
+    "  1 for *_self.\n";
+
+int rank_ = 0, size_ = 1;
+
+bool parse_long(const char* s, long min, long* out) {
+  errno = 0;
+  char* end = nullptr;
+  long v = std::strtol(s, &end, 10);
+  if (errno != 0 || end == s || *end != '\0' || v < min || v > 100000000L) return false;
+  *out = v;
+  return true;
+}
+
+// 0 to run, 1 for --help, -1 for a bad command line.
+int parse_args(int argc, char** argv, Options* o, std::string* error) {
+  for (int i = 1; i < argc; ++i) {
+    std::string flag = argv[i];
+    if (flag == "--help" || flag == "-h") return 1;
+    if (i + 1 >= argc) {
+      *error = "missing value after " + flag;
+      return -1;
+    }
+    const char* v = argv[++i];
+    bool ok = true;
+    if (flag == "--max") ok = parse_long(v, 1, &o->max);
+    else if (flag == "--batch") ok = parse_long(v, 1, &o->batch);
+    else if (flag == "--variants") o->variants = v;
+    else if (flag == "--format") {
+      ok = std::string(v) == "csv" || std::string(v) == "table";
+      o->csv_stdout = std::string(v) == "csv";
+    } else if (flag == "--csv") o->csv_file = v;
+    else {
+      *error = "unknown option " + flag;
+      return -1;
+    }
+    if (!ok) {
+      *error = "bad value '" + std::string(v) + "' for " + flag;
+      return -1;
+    }
+  }
+  return 0;
+}
+
+// Resident set size of this process in bytes (VmRSS), or -1 if /proc is not there.
+long rss_bytes() {
+  std::FILE* f = std::fopen("/proc/self/status", "r");
+  if (!f) return -1;
+  char line[256];
+  long kb = -1;
+  while (std::fgets(line, sizeof line, f))
+    if (std::sscanf(line, "VmRSS: %ld kB", &kb) == 1) break;
+  std::fclose(f);
+  return kb < 0 ? -1 : kb * 1024;
+}
+
+// Bytes the process holds from malloc (small chunks and separately mapped large ones).
+long heap_bytes() {
+  struct mallinfo2 m = mallinfo2();
+  return static_cast<long>(m.uordblks + m.hblkhd);
+}
+
+std::string error_text(int rc) {
+  char msg[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  rangecomm::Error_string(rc, msg, &len);
+  int cls = 0;
+  MPI_Error_class(rc, &cls);
+  char cls_msg[MPI_MAX_ERROR_STRING];
+  int cls_len = 0;
+  MPI_Error_string(cls, cls_msg, &cls_len);
+  return std::string(msg, len) + " [class: " + std::string(cls_msg, cls_len) + "]";
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+}
+
+// What one rank saw in one variant.
+struct Outcome {
+  long count = 0;          // live communicators when the loop stopped
+  double bytes_each = 0;   // RSS growth / count
+  double heap_each = 0;    // heap growth / count
+  double create_us = 0;    // median over batches of the time per creation
+  bool failed = false;     // stopped by an error (else by --max or by running out of ranges)
+  std::string note;
+};
+
+// Runs create(i) (returns an MPI code) until it fails or max is reached, timing batches.
+Outcome run_loop(long max, long batch, const std::function<int(long)>& create) {
+  Outcome out;
+  std::vector<double> per_creation;
+  long rss0 = rss_bytes(), heap0 = heap_bytes();
+  double t0 = MPI_Wtime();
+  while (out.count < max) {
+    int rc = create(out.count);
+    if (rc == -1) {  // the variant has nothing more to create
+      out.note = "no more distinct ranges";
+      break;
+    }
+    if (rc != MPI_SUCCESS) {
+      out.failed = true;
+      out.note = "failed: " + error_text(rc);
+      break;
+    }
+    ++out.count;
+    if (out.count % batch == 0) {
+      double t1 = MPI_Wtime();
+      per_creation.push_back((t1 - t0) * 1e6 / batch);
+      t0 = t1;
+    }
+  }
+  if (per_creation.empty() && out.count > 0)
+    per_creation.push_back((MPI_Wtime() - t0) * 1e6 / out.count);
+  if (out.note.empty()) out.note = "stopped at --max";
+  long rss1 = rss_bytes(), heap1 = heap_bytes();
+  out.bytes_each = out.count > 0 && rss0 >= 0 ? double(rss1 - rss0) / out.count : 0;
+  out.heap_each = out.count > 0 ? double(heap1 - heap0) / out.count : 0;
+  out.create_us = median(per_creation);
+  return out;
+}
+
+// Gives freed memory back to the system, so the next variant's RSS growth is its own.
+void settle() {
+  malloc_trim(0);
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+Outcome native_dup(MPI_Comm base, const Options& o) {
+  std::vector<MPI_Comm> comms(static_cast<size_t>(std::min(o.max, 200000L)), MPI_COMM_NULL);
+  Outcome out = run_loop(o.max, o.batch, [&](long i) {
+    if (static_cast<size_t>(i) >= comms.size()) comms.push_back(MPI_COMM_NULL);
+    return MPI_Comm_dup(base, &comms[i]);
+  });
+  for (MPI_Comm& c : comms)
+    if (c != MPI_COMM_NULL) MPI_Comm_free(&c);
+  return out;
+}
+
+// Every strided range first..last (stride s) of 0..p-1 with two or more members.
+struct Triple {
+  int first, last, stride;
+};
+std::vector<Triple> multi_member_ranges(int p) {
+  std::vector<Triple> out;
+  for (int f = 0; f < p; ++f)
+    for (int l = f + 1; l < p; ++l)
+      for (int s = 1; s <= l - f; ++s)
+        if ((l - f) % s == 0) out.push_back({f, l, s});
+  return out;
+}
+
+// range_world: level by level, every multi-member range of the level's copy of the whole
+// range; the copy of the whole range (0..p-1, stride 1) is the parent of the next level.
+Outcome range_world(const rangecomm::Comm& world, const Options& o) {
+  const std::vector<Triple> ranges = multi_member_ranges(size_);
+  std::vector<rangecomm::Comm> comms(static_cast<size_t>(std::min(o.max, 1000000L)));
+  rangecomm::Comm level_parent = world, next_parent;
+  size_t next = 0;  // index into ranges within the current level
+  long made = 0;    // slots of comms used (this process's memberships)
+  const long max_levels = 1000000;
+  long level = 0;
+  Outcome out = run_loop(o.max, o.batch, [&](long) -> int {
+    // Find the next range of which this process is a member (others get the null range).
+    for (;;) {
+      if (ranges.empty()) return -1;  // p = 1: no range of two or more members exists
+      if (next == ranges.size()) {
+        next = 0;
+        level_parent = next_parent;
+        if (++level >= max_levels || level_parent.is_null()) return -1;
+      }
+      const Triple& t = ranges[next++];
+      int me = rank_;
+      if (me < t.first || me > t.last || (me - t.first) % t.stride != 0) continue;
+      if (static_cast<size_t>(made) >= comms.size()) comms.emplace_back();
+      rangecomm::Comm& slot = comms[made];
+      int rc = rangecomm::Split_Comm(level_parent, t.first, t.last, t.stride, &slot);
+      if (rc != MPI_SUCCESS) return rc;
+      if (t.first == 0 && t.last == size_ - 1 && t.stride == 1) next_parent = slot;
+      ++made;
+      return MPI_SUCCESS;
+    }
+  });
+  char extra[64];
+  std::snprintf(extra, sizeof extra, " (at nesting level %ld)", level + 1);
+  out.note += extra;
+  return out;
+}
+
+Outcome range_self(const rangecomm::Comm& world, const Options& o) {
+  std::vector<rangecomm::Comm> comms(static_cast<size_t>(std::min(o.max, 1000000L)));
+  return run_loop(o.max, o.batch, [&](long i) {
+    if (static_cast<size_t>(i) >= comms.size()) comms.emplace_back();
+    return rangecomm::Split_Comm(world, rank_, rank_, &comms[i]);
+  });
+}
+
+struct Row {
+  std::string experiment, variant;
+  int param;
+  double med, min, max, ratio;
+  std::string unit, note;
+};
+
+// Gathers one value per rank to rank 0 and returns its median, min, max there.
+void over_ranks(double mine, double* med, double* mn, double* mx) {
+  std::vector<double> all(size_);
+  MPI_Gather(&mine, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  *med = median(all);
+  *mn = *std::min_element(all.begin(), all.end());
+  *mx = *std::max_element(all.begin(), all.end());
+}
+
+// Rank 0's note, plus how many ranks stopped for a different reason.
+std::string note_of(const Outcome& out) {
+  int failed = out.failed ? 1 : 0, failed_ranks = 0;
+  MPI_Reduce(&failed, &failed_ranks, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+  std::string note = out.note;
+  for (char& c : note)
+    if (c == ',' || c == '\n' || c == '"') c = ';';
+  return note + " (" + std::to_string(failed_ranks) + " of " + std::to_string(size_) +
+         " ranks stopped by an error)";
+}
+
+void add_rows(std::vector<Row>* rows, const std::string& variant, int members, const Outcome& out) {
+  std::string note = note_of(out);
+  const double values[4] = {double(out.count), out.bytes_each, out.heap_each, out.create_us};
+  const char* experiments[4] = {"alive", "memory", "heap", "create"};
+  const char* units[4] = {"count", "bytes", "bytes", "us"};
+  for (int k = 0; k < 4; ++k) {
+    Row r{experiments[k], variant, members, 0, 0, 0, 1.0, units[k], note};
+    over_ranks(values[k], &r.med, &r.min, &r.max);
+    rows->push_back(r);
+  }
+}
+
+// ratio_vs_native of range_X rows = median / median of native_X in the same experiment.
+void set_ratios(std::vector<Row>* rows) {
+  for (Row& r : *rows) {
+    if (r.variant.rfind("range_", 0) != 0) continue;
+    std::string native = "native_" + r.variant.substr(6);
+    for (const Row& n : *rows)
+      if (n.experiment == r.experiment && n.variant == native && n.med != 0) r.ratio = r.med / n.med;
+  }
+}
+
+void write_csv(std::FILE* f, const std::vector<Row>& rows) {
+  std::fprintf(f, "experiment,variant,param,ranks,median_us,min_us,max_us,ratio_vs_native,unit,note\n");
+  for (const Row& r : rows)
+    std::fprintf(f, "%s,%s,%d,%d,%.6g,%.6g,%.6g,%.6g,%s,%s\n", r.experiment.c_str(),
+                 r.variant.c_str(), r.param, size_, r.med, r.min, r.max, r.ratio, r.unit.c_str(),
+                 r.note.c_str());
+}
+
+void print_table(const std::vector<Row>& rows) {
+  std::printf("limit_bench: %d ranks; median [min..max] over ranks\n", size_);
+  std::printf("%-8s %-13s %7s %14s %14s %14s %10s %6s  %s\n", "exp", "variant", "members", "median",
+              "min", "max", "range/nat", "unit", "why the loop stopped (rank 0)");
+  for (const Row& r : rows)
+    std::printf("%-8s %-13s %7d %14.6g %14.6g %14.6g %10.4g %6s  %s\n", r.experiment.c_str(),
+                r.variant.c_str(), r.param, r.med, r.min, r.max, r.ratio, r.unit.c_str(),
+                r.experiment == "alive" ? r.note.c_str() : "");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+  MPI_Comm_size(MPI_COMM_WORLD, &size_);
+  Options o;
+  std::string error;
+  int parsed = parse_args(argc, argv, &o, &error);
+  if (parsed != 0) {
+    if (rank_ == 0) {
+      if (parsed < 0) std::fprintf(stderr, "limit_bench: %s\n\n", error.c_str());
+      std::fputs(kUsage, parsed < 0 ? stderr : stdout);
+    }
+    MPI_Finalize();
+    return parsed < 0 ? 2 : 0;
+  }
+  // Creation failures are what we measure: they must come back as codes, not abort.
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+  rangecomm::Comm world;
+  int rc = rangecomm::Create_Comm(MPI_COMM_WORLD, &world);
+  if (rc != MPI_SUCCESS) {
+    std::fprintf(stderr, "limit_bench: Create_Comm failed: %s\n", error_text(rc).c_str());
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+
+  std::vector<Row> rows;
+  auto run = [&](const char* variant, int members, const std::function<Outcome()>& f) {
+    if (!o.wants(variant)) return;
+    if (rank_ == 0) std::fprintf(stderr, "limit_bench: %s\n", variant);
+    settle();
+    Outcome out = f();
+    settle();
+    add_rows(&rows, variant, members, out);
+  };
+  // Ranges first: MPI libraries keep freed communicators in pools of their own, which a later
+  // variant's RSS growth would not show.
+  run("range_world", size_, [&] { return range_world(world, o); });
+  run("range_self", 1, [&] { return range_self(world, o); });
+  run("native_self", 1, [&] { return native_dup(MPI_COMM_SELF, o); });
+  run("native_world", size_, [&] { return native_dup(MPI_COMM_WORLD, o); });
+  set_ratios(&rows);
+
+  if (rank_ == 0) {
+    if (o.csv_stdout) write_csv(stdout, rows);
+    else print_table(rows);
+    if (!o.csv_file.empty()) {
+      if (std::FILE* f = std::fopen(o.csv_file.c_str(), "w")) {
+        write_csv(f, rows);
+        std::fclose(f);
+      } else {
+        std::fprintf(stderr, "limit_bench: cannot write %s: %s\n", o.csv_file.c_str(),
+                     std::strerror(errno));
+      }
+    }
+    std::fflush(stdout);
+  }
+  world = rangecomm::Comm();
+  MPI_Finalize();
+  return 0;
+}
