@@ -2,21 +2,38 @@
 // topology queries (a range has none), handle conversion, and a few local calls that only need
 // some communicator (MPI_Pack, MPI_Abort).
 #include <cstring>
+#include <vector>
 
 #include "objects.h"
 #include "p2p_support.h"
 
 namespace rcshim {
 
-int range_group(const rangecomm::Comm& range, MPI_Group* out) {
+int range_group(const rangecomm::Comm& range, MPI_Group* out, MPI_Comm base) {
   MPI_Group world;
-  int rc = MPI_Comm_group(MPI_COMM_WORLD, &world);
+  int rc = MPI_Comm_group(base, &world);
   if (rc != MPI_SUCCESS) return rc;
   int triple[1][3] = {{range.root_first(),
                        range.root_first() + (range.size() - 1) * range.root_stride(),
                        range.root_stride()}};
   rc = MPI_Group_range_incl(world, 1, triple, out);
   MPI_Group_free(&world);
+  return rc;
+}
+
+// MPICH 4.0.2 crashes in MPI_Comm_create_group on a duplicate of MPI_COMM_WORLD given a group
+// derived from MPI_COMM_WORLD's own group; a group derived from the duplicate's works.
+int group_on(MPI_Comm channel, MPI_Group group, MPI_Group* out) {
+  MPI_Group base;
+  int rc = MPI_Comm_group(channel, &base);
+  if (rc != MPI_SUCCESS) return rc;
+  int n = 0;
+  MPI_Group_size(group, &n);
+  std::vector<int> ranks(n), there(n);
+  for (int i = 0; i < n; ++i) ranks[i] = i;
+  rc = MPI_Group_translate_ranks(group, n, ranks.data(), base, there.data());
+  if (rc == MPI_SUCCESS) rc = MPI_Group_incl(base, n, there.data(), out);
+  MPI_Group_free(&base);
   return rc;
 }
 

@@ -141,7 +141,11 @@ extern "C" int rc_fake_MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int
   }
   if (as_range(ranks, &f, &l, &s))
     return create_range(comm, f, l, s, "MPI_Comm_create_group", newcomm);
-  int rc = MPI_Comm_create_group(group_channel(), group, channel_tag(range, tag), newcomm);
+  MPI_Group there;
+  int rc = group_on(group_channel(), group, &there);
+  if (rc != MPI_SUCCESS) return raise_on(comm, rc);
+  rc = MPI_Comm_create_group(group_channel(), there, channel_tag(range, tag), newcomm);
+  MPI_Group_free(&there);
   if (rc != MPI_SUCCESS) return raise_on(comm, rc);
   adopt_handler(*newcomm, c->errhandler);
   return MPI_SUCCESS;

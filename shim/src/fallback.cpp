@@ -48,7 +48,7 @@ extern "C" int rc_real_comm_of(MPI_Comm fake, MPI_Comm* real) {
   if (int rc = fake_range(fake, "MPI call needing a real communicator", &c)) return rc;
   if (c->real == MPI_COMM_NULL) {
     MPI_Group group;
-    int rc = range_group(c->range, &group);
+    int rc = range_group(c->range, &group, fallback_channel());
     if (rc != MPI_SUCCESS) return raise_on(fake, rc);
     int tag = static_cast<int>(rangecomm::Comm_context(c->range));
     rc = MPI_Comm_create_group(fallback_channel(), group, tag, &c->real);

@@ -150,8 +150,10 @@ void forget_fallback(MPI_Comm real);
 
 // --- Groups and creation (comm_creation.cpp) ---
 
-// The MPI group of a range (a new group the caller frees).
-int range_group(const rangecomm::Comm& range, MPI_Group* out);
+// The MPI group of a range (a new group the caller frees), derived from base's group.
+int range_group(const rangecomm::Comm& range, MPI_Group* out, MPI_Comm base = MPI_COMM_WORLD);
+// group as a group derived from channel's own (see comm_management.cpp for why).
+int group_on(MPI_Comm channel, MPI_Group group, MPI_Group* out);
 // The error handler a communicator made from comm starts with (MPI: comm's).
 MPI_Errhandler inherited_errhandler(MPI_Comm comm);
 // The ranks in comm of group's members, in group order; an error when not a subset.
