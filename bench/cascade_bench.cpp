@@ -30,6 +30,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -80,6 +81,11 @@ int parse_args(int argc, char** argv, Options* o, std::string* error) {
   for (int i = 1; i < argc; ++i) {
     std::string flag = argv[i];
     if (flag == "--help" || flag == "-h") return 1;
+    static const char* const known[] = {"--group-size", "--reps", "--batches", "--batch", "--format", "--csv"};
+    if (std::find(std::begin(known), std::end(known), flag) == std::end(known)) {
+      *error = "unknown option " + flag;
+      return -1;
+    }
     if (i + 1 >= argc) {
       *error = "missing value after " + flag;
       return -1;

@@ -36,6 +36,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -88,6 +89,11 @@ int parse_args(int argc, char** argv, Options* o, std::string* error) {
   for (int i = 1; i < argc; ++i) {
     std::string flag = argv[i];
     if (flag == "--help" || flag == "-h") return 1;
+    static const char* const known[] = {"--max", "--batch", "--variants", "--format", "--csv"};
+    if (std::find(std::begin(known), std::end(known), flag) == std::end(known)) {
+      *error = "unknown option " + flag;
+      return -1;
+    }
     if (i + 1 >= argc) {
       *error = "missing value after " + flag;
       return -1;

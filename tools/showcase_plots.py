@@ -17,8 +17,9 @@ UNIT_LABEL = {"us": "time [us]", "%": "overlap [%]", "count": "communicators ali
               "bytes": "bytes per communicator", "ns": "time [ns]"}
 XLABEL = {"pingpong": "message bytes", "bcast": "bytes", "reduce": "bytes",
           "allreduce": "bytes", "scan": "bytes", "gather": "bytes per process",
-          "allgather": "bytes per process", "alltoall": "bytes", "create": "processes",
+          "allgather": "bytes per process", "alltoall": "bytes", "create": "processes in the half",
           "create_bcast": "ints x broadcasts", "cascade": "group size",
+          "iscan": "doubles per process", "sort": "elements per process",
           # limit_bench: communicators over all p ranks, or over the process alone
           "alive/alive": "members", "alive/memory": "members", "alive/heap": "members",
           "alive/create": "members"}
@@ -98,7 +99,7 @@ def make_plots(results_by_run, folder, mpis):
         cols = min(COLUMNS, len(names))
         rows_per_mpi = math.ceil(len(names) / cols)
         fig, axes = plt.subplots(len(runs) * rows_per_mpi, cols, squeeze=False,
-                                 figsize=(3.6 * cols, 2.9 * len(runs) * rows_per_mpi))
+                                 figsize=(max(6.0, 3.6 * cols), 2.9 * len(runs) * rows_per_mpi))
         for a in axes.flat:
             a.set_visible(False)
         for m, (exp, mpi, rows) in enumerate(runs):

@@ -1,0 +1,263 @@
+// iscan_bench: the nonblocking prefix sum MPI_Iscan on a native communicator against
+// rangecomm::Iscan on a range of the same processes, for n doubles per process (paper
+// "Lightweight MPI Communicators with Applications to Perfectly Balanced Quicksort", Fig. 4).
+//
+// native: MPI_Iscan + MPI_Wait on a duplicate of MPI_COMM_WORLD.
+// range:  rangecomm::Iscan + rangecomm::Wait on the range of all processes, one level below the
+//         range attached to MPI_COMM_WORLD (as a program would split it).
+// One sample = mean time of --iters start+wait pairs after a barrier, max over ranks; --rounds
+// samples per variant and size, native and range alternating, after one untimed call of each
+// whose results are compared element by element (sum of doubles that are small integers, so
+// both must agree exactly).
+//
+// Output on rank 0: a table, or CSV rows (--format csv, --csv FILE)
+//   experiment,variant,param,ranks,median_us,min_us,max_us,ratio_vs_native
+// with experiment = iscan, param = doubles per process. Benchmarks measure: the exit status is
+// nonzero only for bad arguments or a wrong prefix sum.
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "rangecomm/rangecomm.hpp"
+
+namespace {
+
+struct Options {
+  std::vector<long> sizes = {1, 8, 64, 512, 4096, 32768, 262144};  // doubles per process
+  int rounds = 7;
+  int iters = 0;  // 0: chosen per size
+  bool csv_stdout = false;
+  std::string csv_file;
+};
+
+const char* const kUsage =
+    "usage: iscan_bench [options]\n"
+    "MPI_Iscan on a native communicator vs rangecomm::Iscan on a range of the same processes,\n"
+    "n doubles per process, MPI_SUM (paper Fig. 4).\n"
+    "\n"
+    "  --sizes a,b,c     doubles per process (default 1,8,64,512,4096,32768,262144)\n"
+    "  --rounds N        samples per variant and size, alternating (default 7)\n"
+    "  --iters N         Iscan+Wait pairs per sample (default: 100 for small, down to 3)\n"
+    "  --format F        table (default) or csv: what rank 0 prints on stdout\n"
+    "  --csv FILE        also write the CSV rows to FILE\n"
+    "  --help            this text\n"
+    "\n"
+    "CSV columns: experiment,variant,param,ranks,median_us,min_us,max_us,ratio_vs_native\n"
+    "  param = doubles per process; times per Iscan+Wait, max over ranks;\n"
+    "  ratio_vs_native = median / median of native.\n";
+
+int rank_ = 0, size_ = 1, errors_ = 0;
+
+bool parse_list(const char* s, std::vector<long>* out) {
+  out->clear();
+  for (const char* p = s; *p;) {
+    errno = 0;
+    char* end = nullptr;
+    long v = std::strtol(p, &end, 10);
+    if (errno != 0 || end == p || v < 1 || v > (1L << 26) || (*end != ',' && *end != '\0'))
+      return false;
+    out->push_back(v);
+    p = *end == ',' ? end + 1 : end;
+  }
+  return !out->empty();
+}
+
+bool parse_int(const char* s, int min, int* out) {
+  errno = 0;
+  char* end = nullptr;
+  long v = std::strtol(s, &end, 10);
+  if (errno != 0 || end == s || *end != '\0' || v < min || v > 100000000L) return false;
+  *out = static_cast<int>(v);
+  return true;
+}
+
+// 0 to run, 1 for --help, -1 for a bad command line.
+int parse_args(int argc, char** argv, Options* o, std::string* error) {
+  for (int i = 1; i < argc; ++i) {
+    std::string flag = argv[i];
+    if (flag == "--help" || flag == "-h") return 1;
+    static const char* const known[] = {"--sizes", "--rounds", "--iters", "--format", "--csv"};
+    if (std::find(std::begin(known), std::end(known), flag) == std::end(known)) {
+      *error = "unknown option " + flag;
+      return -1;
+    }
+    if (i + 1 >= argc) {
+      *error = "missing value after " + flag;
+      return -1;
+    }
+    const char* v = argv[++i];
+    bool ok = true;
+    if (flag == "--sizes") ok = parse_list(v, &o->sizes);
+    else if (flag == "--rounds") ok = parse_int(v, 1, &o->rounds);
+    else if (flag == "--iters") ok = parse_int(v, 1, &o->iters);
+    else if (flag == "--format") {
+      ok = std::string(v) == "csv" || std::string(v) == "table";
+      o->csv_stdout = std::string(v) == "csv";
+    } else if (flag == "--csv") o->csv_file = v;
+    else {
+      *error = "unknown option " + flag;
+      return -1;
+    }
+    if (!ok) {
+      *error = "bad value '" + std::string(v) + "' for " + flag;
+      return -1;
+    }
+  }
+  return 0;
+}
+
+void check(int rc, const char* what) {
+  if (rc == MPI_SUCCESS) return;
+  char msg[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  rangecomm::Error_string(rc, msg, &len);
+  std::fprintf(stderr, "iscan_bench: rank %d: %s failed: %.*s\n", rank_, what, len, msg);
+  ++errors_;
+}
+
+struct Stats {
+  double median = 0, min = 0, max = 0;
+};
+
+Stats stats_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t m = v.size() / 2;
+  return {v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]), v.front(), v.back()};
+}
+
+// Mean time of `iters` calls of f after a barrier, max over ranks.
+template <class F>
+double sample(F f, int iters) {
+  MPI_Barrier(MPI_COMM_WORLD);
+  double t0 = MPI_Wtime();
+  for (int i = 0; i < iters; ++i) f();
+  double mine = (MPI_Wtime() - t0) * 1e6 / iters, worst = 0;
+  MPI_Allreduce(&mine, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return worst;
+}
+
+struct Row {
+  long n;
+  Stats native, range;
+};
+
+Row bench_size(long n, const Options& o, const rangecomm::Comm& range, MPI_Comm native) {
+  std::vector<double> in(n), out_native(n), out_range(n);
+  for (long i = 0; i < n; ++i) in[i] = static_cast<double>((rank_ + 1) * (i % 7 + 1));
+  const int count = static_cast<int>(n);
+  auto run_native = [&] {
+    MPI_Request req;
+    check(MPI_Iscan(in.data(), out_native.data(), count, MPI_DOUBLE, MPI_SUM, native, &req),
+          "MPI_Iscan");
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+  };
+  int bad = 0;
+  auto run_range = [&] {
+    rangecomm::Request req;
+    bad |= rangecomm::Iscan(in.data(), out_range.data(), count, MPI_DOUBLE, MPI_SUM, range, &req);
+    bad |= rangecomm::Wait(&req, MPI_STATUS_IGNORE);
+  };
+  // Untimed: both agree exactly (sums of small integers are exact in double).
+  run_native();
+  run_range();
+  if (!std::equal(out_native.begin(), out_native.end(), out_range.begin())) {
+    std::fprintf(stderr, "iscan_bench: rank %d: range and native prefix sums differ (n %ld)\n",
+                 rank_, n);
+    ++errors_;
+  }
+  int iters = o.iters ? o.iters : static_cast<int>(std::clamp(400000L / (n * 8 + 4000), 3L, 100L));
+  std::vector<double> tn, tr;
+  for (int r = 0; r < o.rounds; ++r) {
+    if (r % 2 == 0) {
+      tn.push_back(sample(run_native, iters));
+      tr.push_back(sample(run_range, iters));
+    } else {
+      tr.push_back(sample(run_range, iters));
+      tn.push_back(sample(run_native, iters));
+    }
+  }
+  check(bad, "rangecomm::Iscan/Wait");
+  return {n, stats_of(tn), stats_of(tr)};
+}
+
+void write_csv(std::FILE* f, const std::vector<Row>& rows) {
+  std::fprintf(f, "experiment,variant,param,ranks,median_us,min_us,max_us,ratio_vs_native\n");
+  for (const Row& r : rows) {
+    std::fprintf(f, "iscan,native,%ld,%d,%.6g,%.6g,%.6g,1\n", r.n, size_, r.native.median,
+                 r.native.min, r.native.max);
+    std::fprintf(f, "iscan,range,%ld,%d,%.6g,%.6g,%.6g,%.6g\n", r.n, size_, r.range.median,
+                 r.range.min, r.range.max, r.range.median / r.native.median);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+  MPI_Comm_size(MPI_COMM_WORLD, &size_);
+  Options o;
+  std::string error;
+  int parsed = parse_args(argc, argv, &o, &error);
+  if (parsed != 0) {
+    if (rank_ == 0) {
+      if (parsed < 0) std::fprintf(stderr, "iscan_bench: %s\n\n", error.c_str());
+      std::fputs(kUsage, parsed < 0 ? stderr : stdout);
+    }
+    MPI_Finalize();
+    return parsed < 0 ? 2 : 0;
+  }
+  rangecomm::Comm world, range;
+  check(rangecomm::Create_Comm(MPI_COMM_WORLD, &world), "Create_Comm");
+  check(rangecomm::Split_Comm(world, 0, size_ - 1, &range), "Split_Comm");
+  MPI_Comm native;
+  MPI_Comm_dup(MPI_COMM_WORLD, &native);
+
+  std::vector<Row> rows;
+  for (long n : o.sizes) {
+    if (rank_ == 0) std::fprintf(stderr, "iscan_bench: %ld doubles per process\n", n);
+    rows.push_back(bench_size(n, o, range, native));
+  }
+
+  int errors = 0;
+  MPI_Reduce(&errors_, &errors, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+  if (rank_ == 0) {
+    if (o.csv_stdout) {
+      write_csv(stdout, rows);
+    } else {
+      std::printf("iscan_bench: %d ranks; us per Iscan+Wait (MPI_SUM of doubles), max over ranks\n",
+                  size_);
+      std::printf("%10s %12s %12s %12s %12s %12s %12s %12s\n", "doubles", "native_med",
+                  "native_min", "native_max", "range_med", "range_min", "range_max",
+                  "range/native");
+      for (const Row& r : rows)
+        std::printf("%10ld %12.4g %12.4g %12.4g %12.4g %12.4g %12.4g %12.3f\n", r.n,
+                    r.native.median, r.native.min, r.native.max, r.range.median, r.range.min,
+                    r.range.max, r.range.median / r.native.median);
+    }
+    if (!o.csv_file.empty()) {
+      if (std::FILE* f = std::fopen(o.csv_file.c_str(), "w")) {
+        write_csv(f, rows);
+        std::fclose(f);
+      } else {
+        std::fprintf(stderr, "iscan_bench: cannot write %s\n", o.csv_file.c_str());
+      }
+    }
+    if (errors) std::fprintf(stderr, "iscan_bench: %d error(s), see above\n", errors);
+    std::fflush(stdout);
+  }
+  int status = errors ? 1 : 0;
+  MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  MPI_Comm_free(&native);
+  range = rangecomm::Comm();
+  world = rangecomm::Comm();
+  MPI_Finalize();
+  return status;
+}
