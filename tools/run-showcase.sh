@@ -34,8 +34,11 @@ for t in json.load(sys.stdin):
   ninja -C "$dir" $targets
 }
 
-build build-openmpi openmpi
-build build-mpich mpich
+# The build directories can be moved (e.g. to keep them apart from the tests' ones).
+openmpi_dir=${SHOWCASE_BUILD_OPENMPI:-build-openmpi}
+mpich_dir=${SHOWCASE_BUILD_MPICH:-build-mpich}
+build "$openmpi_dir" openmpi
+build "$mpich_dir" mpich
 
 # Debian's python3 (with python3-matplotlib), not whatever python3 comes first in PATH.
-exec /usr/bin/python3 tools/showcase.py "$@"
+exec /usr/bin/python3 tools/showcase.py --build-openmpi "$openmpi_dir" --build-mpich "$mpich_dir" "$@"
