@@ -184,6 +184,8 @@ Outcome run_loop(long max, long batch, const std::function<int(long)>& create) {
       break;
     }
     ++out.count;
+    if (rank_ == 0 && out.count % 10000 == 0)  // progress for long loops (Open MPI: 65528)
+      std::fprintf(stderr, "limit_bench:   %ld alive\n", out.count);
     if (out.count % batch == 0) {
       double t1 = MPI_Wtime();
       per_creation.push_back((t1 - t0) * 1e6 / batch);
