@@ -7,6 +7,7 @@ packages=(
   mpich libmpich-dev openmpi-bin libopenmpi-dev
   catch2
   python3-matplotlib  # plots of benchmark results
+  python3-pycparser   # the shim's wrapper generator parses mpi.h
 )
 
 missing=()

@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""Fails when librangecomm.so misses a handle-taking function of the real MPI library.
+
+Every MPI_/MPIX_ function the real library exports (nm -D) is looked up in the installed
+mpi.h (parsed as tools/gen_wrappers.py does). If it takes or returns a communicator, request,
+message or status, librangecomm.so must export both MPI_X and PMPI_X. An exported function
+that mpi.h does not declare fails too, unless tools/mpi_api.py lists it as safe to leave.
+Finally librangecomm.so must import no MPI function at all: every call it makes to MPI goes
+through the table filled at start-up, so nothing inside it can re-enter its own wrappers.
+
+Usage: check_coverage.py --cc CC --pkg PKG --shim path/to/librangecomm.so
+"""
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+
+TOOLS = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'tools')
+sys.path.insert(0, TOOLS)
+import gen_wrappers  # noqa: E402
+import mpi_api  # noqa: E402
+
+FUNCTION_TYPES = {'T', 'W', 'i'}  # code, weak code, indirect function
+
+
+def dynamic_symbols(path, undefined=False):
+    flags = ['--undefined-only'] if undefined else ['--defined-only']
+    out = subprocess.run(['nm', '-D'] + flags + [path], check=True, capture_output=True,
+                         text=True).stdout
+    symbols = {}
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) >= 2:
+            symbols[parts[-1].split('@')[0]] = parts[-2]
+    return symbols
+
+
+def real_library(shim):
+    """The MPI library the shim was linked against: the dependency that defines PMPI_Init."""
+    out = subprocess.run(['ldd', shim], check=True, capture_output=True, text=True).stdout
+    for path in re.findall(r'=>\s*(/\S+)', out):
+        if dynamic_symbols(path).get('PMPI_Init') in FUNCTION_TYPES:
+            return path
+    raise SystemExit('check_coverage: no dependency of {} defines PMPI_Init'.format(shim))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--cc', required=True)
+    ap.add_argument('--pkg', required=True)
+    ap.add_argument('--shim', required=True)
+    opts = ap.parse_args()
+
+    funcs = gen_wrappers.load_api(opts.cc, opts.pkg)
+    real = real_library(opts.shim)
+    exported = {name for name, kind in dynamic_symbols(real).items()
+                if kind in FUNCTION_TYPES and re.match(r'MPIX?_', name)}
+    ours = {name for name, kind in dynamic_symbols(opts.shim).items() if kind in FUNCTION_TYPES}
+
+    problems = []
+    handle_taking = 0
+    for name in sorted(exported):
+        f = funcs.get(name)
+        if f is None:
+            if name not in mpi_api.NOT_WRAPPED_EXPORTS:
+                problems.append('{} is exported by {} but declared in no mpi.h we parse: '
+                                'classify it in tools/mpi_api.py'.format(name, real))
+            continue
+        if not f.takes_handles():
+            continue
+        handle_taking += 1
+        for symbol in (name, f.pmpi):
+            if symbol not in ours:
+                problems.append('{} takes or returns a communicator, request, message or '
+                                'status, and librangecomm.so does not export {}'.format(
+                                    name, symbol))
+    imported = sorted(name for name in dynamic_symbols(opts.shim, undefined=True)
+                      if re.match(r'P?MPIX?_[A-Z][a-z]', name))
+    for name in imported:
+        problems.append('librangecomm.so imports {} directly instead of through its table of '
+                        'real functions'.format(name))
+
+    for problem in problems:
+        print('FAIL:', problem)
+    print('{}: {} exported MPI functions, {} take handles; librangecomm.so exports {} '
+          'MPI symbols; {} problems'.format(real, len(exported), handle_taking,
+                                            len(ours), len(problems)))
+    return 1 if problems else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

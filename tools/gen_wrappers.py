@@ -1,0 +1,213 @@
+#!/usr/bin/env python3
+"""Generates the PMPI wrappers of librangecomm.so from the installed mpi.h.
+
+The C preprocessor expands mpi.h, pycparser parses the result, and every MPI_/MPIX_ function
+gets its exact signature; each parameter is classified by its declared type (communicator,
+request, message, status; by value, pointer or array). tools/mpi_api.py adds what types
+cannot tell. See docs/shim-design.md for the contract the generated code implements.
+
+Usage: gen_wrappers.py --cc "cc" --pkg mpich --outdir DIR
+       gen_wrappers.py --cc "cc" --pkg mpich --list   (one wrapped function per line)
+"""
+
+import argparse
+import copy
+import os
+import shlex
+import subprocess
+import sys
+
+from pycparser import c_ast, c_generator, c_parser
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import mpi_api  # noqa: E402
+import gen_emit  # noqa: E402
+
+HANDLE_TYPES = ('MPI_Comm', 'MPI_Request', 'MPI_Message', 'MPI_Status')
+
+# GNU C that system headers may contain and pycparser does not know.
+GNU_STUBS = [
+    '__attribute__(x)=', '__extension__=', '__restrict=', '__restrict__=', '__inline=',
+    '__inline__=', '__asm__(x)=', '__asm(x)=', '__volatile__=', '__const=const',
+    '__signed__=signed', '__builtin_va_list=char*', '_Float128=double', '__float128=double',
+    '_Float64x=double', '_Float32=float', '_Float64=double', '_Float32x=double',
+    '_Noreturn=', '__thread=', '_Thread_local=', '__typeof__(x)=int', '__alignof__(x)=8',
+]
+
+# mpi.h, and the extensions header where the MPI library has one (Open MPI's declares MPIX_
+# persistent collectives, which take communicators).
+MPI_INCLUDES = '''#include <mpi.h>
+#if defined(__has_include)
+#if __has_include(<mpi-ext.h>)
+#include <mpi-ext.h>
+#endif
+#endif
+'''
+
+CXX_KEYWORDS = {'new', 'delete', 'class', 'this', 'template', 'typename', 'operator',
+                'private', 'public', 'protected', 'friend', 'virtual', 'namespace', 'using'}
+
+
+class Param:
+    def __init__(self, name, text, htype, shape, const):
+        self.name = name      # our name for it (the declared one, or aN)
+        self.text = text      # its C declaration, e.g. 'const MPI_Status *status'
+        self.htype = htype    # one of HANDLE_TYPES, or None
+        self.shape = shape    # 'value', 'pointer', 'array'
+        self.const = const
+        self.inout = False    # a pointer whose current value is read
+
+
+class Function:
+    def __init__(self, name, ret, params, variadic):
+        self.name = name
+        self.ret = ret
+        self.params = params
+        self.variadic = variadic
+        self.ret_htype = ret if ret in HANDLE_TYPES else None
+        for p in params:
+            p.inout = p.shape == 'pointer' and p.htype in mpi_api.inout_types(name)
+
+    @property
+    def pmpi(self):
+        return 'P' + self.name
+
+    def takes_handles(self):
+        return self.ret_htype is not None or any(p.htype for p in self.params)
+
+    @property
+    def wrapped(self):
+        if self.variadic:
+            return False
+        return self.takes_handles() or mpi_api.wrapped_without_handles(self.name)
+
+    @property
+    def blocking(self):
+        return mpi_api.is_blocking(self.name)
+
+    @property
+    def handwritten(self):
+        return mpi_api.is_handwritten(self.name)
+
+    @property
+    def collective(self):
+        return mpi_api.is_collective(self.name)
+
+    def checked(self):
+        """Parameters whose handle value is tested for fake: by value, or in-out pointers."""
+        return [p for p in self.params
+                if p.htype in ('MPI_Comm', 'MPI_Request', 'MPI_Message')
+                and (p.shape == 'value' or p.inout)]
+
+    def args(self):
+        return ', '.join(p.name for p in self.params)
+
+    def decl(self, name):
+        params = ', '.join(p.text for p in self.params) or 'void'
+        return '{} {}({})'.format(self.ret, name, params)
+
+
+def preprocess(cc, pkg):
+    cflags = subprocess.run(['pkg-config', '--cflags', pkg], check=True, capture_output=True,
+                            text=True).stdout.split()
+    defines = ['-D' + d for d in mpi_api.MPI_H_DEFINES + GNU_STUBS]
+    cmd = shlex.split(cc) + ['-E', '-P', '-xc'] + defines + cflags + ['-']
+    return subprocess.run(cmd, input=MPI_INCLUDES, check=True, capture_output=True,
+                          text=True).stdout
+
+
+def _shape(node):
+    """(typedef name or None, 'value'/'pointer'/'array', const) of a parameter's type."""
+    shape = 'value'
+    while True:
+        if isinstance(node, c_ast.PtrDecl):
+            shape = 'pointer' if shape == 'value' else 'pointer2'
+            node = node.type
+        elif isinstance(node, c_ast.ArrayDecl):
+            shape = 'array' if shape == 'value' else 'pointer2'
+            node = node.type
+        elif isinstance(node, c_ast.TypeDecl):
+            if isinstance(node.type, c_ast.IdentifierType):
+                return ' '.join(node.type.names), shape, 'const' in node.quals
+            return None, shape, False
+        else:  # a function type
+            return None, shape, False
+
+
+def _rename(param, name):
+    """Text of the parameter's declaration under our name."""
+    node = copy.deepcopy(param)
+    if isinstance(node, c_ast.Decl):
+        node.name = name
+    inner = node.type
+    while not isinstance(inner, c_ast.TypeDecl):
+        inner = inner.type
+    inner.declname = name
+    return c_generator.CGenerator().visit(node)
+
+
+def _param(index, node):
+    name = getattr(node, 'name', None) or 'a{}'.format(index)
+    if name in CXX_KEYWORDS:
+        name += '_'
+    tname, shape, const = _shape(node.type)
+    htype = tname if tname in HANDLE_TYPES else None
+    if htype and shape == 'pointer2':
+        raise SystemExit('gen_wrappers: pointer to pointer of {}: classify it'.format(htype))
+    return Param(name, _rename(node, name), htype, shape, const)
+
+
+def load_api(cc, pkg):
+    """Every MPI_/MPIX_ function mpi.h declares, by name."""
+    ast = c_parser.CParser().parse(preprocess(cc, pkg), 'mpi.h')
+    funcs = {}
+    for ext in ast.ext:
+        if not (isinstance(ext, c_ast.Decl) and isinstance(ext.type, c_ast.FuncDecl)):
+            continue
+        if not (ext.name.startswith('MPI_') or ext.name.startswith('MPIX_')):
+            continue
+        nodes = ext.type.args.params if ext.type.args else []
+        variadic = any(isinstance(n, c_ast.EllipsisParam) for n in nodes)
+        nodes = [n for n in nodes if not isinstance(n, c_ast.EllipsisParam)]
+        if len(nodes) == 1 and _shape(nodes[0].type) == ('void', 'value', False):
+            nodes = []  # f(void)
+        params = [_param(i, n) for i, n in enumerate(nodes)]
+        ret = c_generator.CGenerator().visit(ext.type.type)
+        funcs[ext.name] = Function(ext.name, ret, params, variadic)
+    return funcs
+
+
+def check_classified(funcs):
+    """Fails on shapes the generated code cannot handle without a hand-written hook."""
+    for f in funcs.values():
+        if not f.wrapped or f.handwritten:
+            continue
+        for p in f.params:
+            if p.htype in ('MPI_Comm', 'MPI_Request', 'MPI_Message') and p.shape == 'array':
+                raise SystemExit('gen_wrappers: {} takes an array of {}: mark it handwritten in '
+                                 'tools/mpi_api.py'.format(f.name, p.htype))
+        if f.ret not in ('int',):
+            raise SystemExit('gen_wrappers: {} returns {}: mark it handwritten'.format(
+                f.name, f.ret))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument('--cc', required=True, help='C compiler command (for the preprocessor)')
+    ap.add_argument('--pkg', required=True, help='pkg-config name of the MPI C library')
+    ap.add_argument('--outdir', help='where to write the generated files')
+    ap.add_argument('--list', action='store_true', help='print the wrapped functions')
+    opts = ap.parse_args()
+    funcs = load_api(opts.cc, opts.pkg)
+    check_classified(funcs)
+    if opts.list:
+        for f in sorted(funcs.values(), key=lambda f: f.name):
+            if f.wrapped:
+                flags = [k for k in ('blocking', 'handwritten', 'collective') if getattr(f, k)]
+                print(f.name, ' '.join(flags))
+        return
+    gen_emit.write_all(funcs, opts.outdir, MPI_INCLUDES)
+
+
+if __name__ == '__main__':
+    main()
