@@ -116,12 +116,6 @@ extern "C" int rc_fake_MPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Reque
   return MPI_SUCCESS;
 }
 
-extern "C" int rc_blocking_MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
-  MPI_Request request;
-  int rc = MPI_Comm_idup(comm, newcomm, &request);
-  return rc == MPI_SUCCESS ? wait_real(&request, MPI_STATUS_IGNORE) : rc;
-}
-
 extern "C" int rc_fake_MPI_Comm_free(MPI_Comm* comm) {
   FakeComm* c = nullptr;
   if (int rc = get_comm(*comm, "MPI_Comm_free", &c)) return rc;

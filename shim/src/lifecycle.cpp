@@ -2,6 +2,8 @@
 // moment), and what the shim holds is released at MPI_Finalize. Real communicators other than
 // MPI_COMM_WORLD are never attached (no cost at their creation): their ranges are ranges of
 // MPI_COMM_WORLD's, found through the map from their ranks to world ranks (docs/shim-design.md).
+#include <cstdlib>
+
 #include "objects.h"
 #include "rangecomm/embedding.hpp"
 
@@ -10,6 +12,7 @@ namespace rcshim {
 namespace {
 
 struct World {
+  bool thread_multiple = false;
   rangecomm::Comm range;
   MPI_Comm fallback = MPI_COMM_NULL, groups = MPI_COMM_NULL;
   int map_keyval = MPI_KEYVAL_INVALID;  // caches a real communicator's map on it
@@ -53,6 +56,9 @@ MPI_Comm private_dup(const char* name) {
 
 // Collective over MPI_COMM_WORLD; called right after the real MPI_Init.
 int attach_world() {
+  int provided = MPI_THREAD_SINGLE;
+  MPI_Query_thread(&provided);
+  g_world.thread_multiple = provided == MPI_THREAD_MULTIPLE;
   rangecomm::Set_error_handler_calls(false);  // range errors go to the fake comm's handler
   int rc = rangecomm::Create_Comm(MPI_COMM_WORLD, &g_world.range);
   if (rc != MPI_SUCCESS) return raise_on(MPI_COMM_WORLD, rc);
@@ -128,6 +134,7 @@ int real_parent(MPI_Comm comm, const char* fn, RangeParent* out) {
 }  // namespace
 
 const rangecomm::Comm& world_range() { return g_world.range; }
+bool mpi_thread_multiple() { return g_world.thread_multiple; }
 MPI_Comm fallback_channel() { return g_world.fallback; }
 MPI_Comm group_channel() { return g_world.groups; }
 
@@ -160,12 +167,25 @@ int split_parent(MPI_Comm comm, const RangeParent& p, int first, int last, int s
 
 }  // namespace rcshim
 
+namespace {
+// RANGECOMM_SHIM_THREAD_MULTIPLE=1 asks MPI for MPI_THREAD_MULTIPLE whatever the program asks,
+// so that blocking collectives on real communicators can advance range operations
+// (progress_helper.h). It is opt-in: MPI's locking then slows every call down.
+int thread_level(int required) {
+  const char* v = std::getenv("RANGECOMM_SHIM_THREAD_MULTIPLE");
+  return v != nullptr && v[0] == '1' ? MPI_THREAD_MULTIPLE : required;
+}
+}  // namespace
+
 extern "C" int rc_hand_MPI_Init(int* argc, char*** argv) {
-  int rc = MPI_Init(argc, argv);
+  int provided = MPI_THREAD_SINGLE;
+  int level = thread_level(MPI_THREAD_SINGLE);
+  int rc = level == MPI_THREAD_SINGLE ? MPI_Init(argc, argv)
+                                      : MPI_Init_thread(argc, argv, level, &provided);
   return rc == MPI_SUCCESS ? rcshim::attach_world() : rc;
 }
 
 extern "C" int rc_hand_MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
-  int rc = MPI_Init_thread(argc, argv, required, provided);
+  int rc = MPI_Init_thread(argc, argv, thread_level(required), provided);
   return rc == MPI_SUCCESS ? rcshim::attach_world() : rc;
 }

@@ -98,7 +98,7 @@ int complete_all(Mixed& m, MPI_Request requests[], MPI_Status statuses[], int re
 }  // namespace
 
 extern "C" int rc_hand_MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
-  if (!has_fake(count, requests) && !rangecomm::Progress_needed())
+  if (!has_fake(count, requests) && (!rangecomm::Progress_needed() || progress_rule_disabled()))
     return MPI_Waitall(count, requests, statuses);
   Mixed m;
   if (int rc = m.gather(count, requests, "MPI_Waitall")) return rc;
@@ -179,7 +179,7 @@ int any_pass(Mixed& m, MPI_Request requests[], int* index, MPI_Status* status, b
 
 extern "C" int rc_hand_MPI_Waitany(int count, MPI_Request requests[], int* index,
                                    MPI_Status* status) {
-  if (!has_fake(count, requests) && !rangecomm::Progress_needed())
+  if (!has_fake(count, requests) && (!rangecomm::Progress_needed() || progress_rule_disabled()))
     return MPI_Waitany(count, requests, index, status);
   Mixed m;
   if (int rc = m.gather(count, requests, "MPI_Waitany")) return rc;
@@ -272,7 +272,7 @@ int some_pass(Mixed& m, MPI_Request requests[], int* outcount, int indices[],
 
 extern "C" int rc_hand_MPI_Waitsome(int incount, MPI_Request requests[], int* outcount,
                                     int indices[], MPI_Status statuses[]) {
-  if (!has_fake(incount, requests) && !rangecomm::Progress_needed())
+  if (!has_fake(incount, requests) && (!rangecomm::Progress_needed() || progress_rule_disabled()))
     return MPI_Waitsome(incount, requests, outcount, indices, statuses);
   Mixed m;
   if (int rc = m.gather(incount, requests, "MPI_Waitsome")) return rc;
