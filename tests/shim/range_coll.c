@@ -123,6 +123,32 @@ static void compare(MPI_Comm range, MPI_Comm twin, const char *what) {
   }
 }
 
+static void int_sum(void *in, void *inout, int *len, MPI_Datatype *type) {
+  (void)type;
+  for (int i = 0; i < *len; ++i) ((int *)inout)[i] += ((int *)in)[i];
+}
+
+/* A user operation freed while a nonblocking collective on the range still uses it: the
+ * collective must complete with it (MPI allows the free). */
+static void freed_user_op(MPI_Comm c) {
+  int r, p, in[B], out[B];
+  MPI_Op op;
+  MPI_Request req;
+  CHECK_MPI(MPI_Comm_rank(c, &r));
+  CHECK_MPI(MPI_Comm_size(c, &p));
+  for (int i = 0; i < B; ++i) in[i] = value(r, i);
+  CHECK_MPI(MPI_Op_create(int_sum, 1, &op));
+  CHECK_MPI(MPI_Iallreduce(in, out, B, MPI_INT, op, c, &req));
+  CHECK_MPI(MPI_Op_free(&op));
+  CHECK(op == MPI_OP_NULL, "MPI_Op_free did not reset the handle");
+  CHECK_MPI(MPI_Wait(&req, MPI_STATUS_IGNORE));
+  for (int i = 0; i < B; ++i) {
+    int expect = 0;
+    for (int k = 0; k < p; ++k) expect += value(k, i);
+    CHECK(out[i] == expect, "user op freed early: element %d is %d, expected %d", i, out[i], expect);
+  }
+}
+
 /* world ranks first..last:stride as a range and as a real communicator. */
 static void run(MPI_Comm parent_range, int first, int last, int stride, int wr, const char *what) {
   MPI_Comm range, twin;
@@ -135,6 +161,7 @@ static void run(MPI_Comm parent_range, int first, int last, int stride, int wr, 
   CHECK((range != MPI_COMM_NULL) == member, "%s: membership of world rank %d", what, wr);
   if (member) {
     compare(range, twin, what);
+    freed_user_op(range);
     CHECK_MPI(MPI_Comm_free(&range));
     CHECK_MPI(MPI_Comm_free(&twin));
   }
