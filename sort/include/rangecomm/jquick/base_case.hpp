@@ -1,6 +1,6 @@
 // Base cases of Janus Quicksort: a group on one process sorts locally; a group on two
 // neighbouring processes exchanges its elements, and each side selects its share (the left
-// process the smallest, the right the largest) under the same strict total order, so the two
+// process the smallest, the right the largest) by the same deterministic rule, so the two
 // selections are complementary even when elements compare equal but differ.
 #pragma once
 
@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <numeric>
 #include <utility>
 #include <vector>
 
@@ -49,35 +48,54 @@ int start_pair(C& ctx, PairCase<T, B>& pc, std::int64_t lo, std::int64_t hi, Spa
                    ctx.max_chunk, pc.reqs, &ctx.stats.messages);
 }
 
+// The left process keeps the `keep` smallest of a followed by b, the right process the rest.
+// Elements below (above) the keep-th smallest value v go left (right); of the elements equal to
+// v, the first ones in the order of a then b go left. Both sides see a and b in the same order,
+// so their choices are complementary even for elements that compare equal but differ.
+template <class T, class Compare>
+std::vector<T> select_share(const std::vector<T>& a, const std::vector<T>& b, std::size_t keep,
+                            bool left, Compare comp) {
+  std::vector<T> out;
+  const std::size_t n = a.size() + b.size();
+  if (keep == 0 || keep == n) {  // one side gets everything
+    if (left == (keep == n)) {
+      out = a;
+      out.insert(out.end(), b.begin(), b.end());
+    }
+    return out;
+  }
+  std::vector<T> all(a);
+  all.insert(all.end(), b.begin(), b.end());
+  auto nth = all.begin() + static_cast<std::ptrdiff_t>(keep);
+  std::nth_element(all.begin(), nth, all.end(), comp);
+  const T v = *nth;
+  // Of the elements equal to v, this many go left: those of all[0..keep) not below v.
+  std::size_t equal_left = 0;
+  for (auto it = all.begin(); it != nth; ++it) equal_left += comp(*it, v) ? 0 : 1;
+  out.reserve(left ? keep : n - keep);
+  std::size_t equal_seen = 0;
+  auto take = [&](const T& x) {
+    bool goes_left;
+    if (comp(x, v)) goes_left = true;
+    else if (comp(v, x)) goes_left = false;
+    else goes_left = equal_seen++ < equal_left;
+    if (goes_left == left) out.push_back(x);
+  };
+  for (const T& x : a) take(x);
+  for (const T& x : b) take(x);
+  return out;
+}
+
 template <class T, class C, class B>
 int finish_pair(C& ctx, PairCase<T, B>& pc) {
   int err = wait_all<B>(pc.reqs);
   if (err != MPI_SUCCESS) return err;
-  // Element x of the left process's elements followed by the right process's: the same
-  // sequence on both sides.
-  const std::vector<T>& a = pc.left ? pc.mine : pc.theirs;
+  const std::vector<T>& a = pc.left ? pc.mine : pc.theirs;  // the left process's elements
   const std::vector<T>& b = pc.left ? pc.theirs : pc.mine;
-  const std::size_t na = a.size(), n = na + b.size();
-  auto at = [&](std::size_t x) -> const T& { return x < na ? a[x] : b[x - na]; };
-  std::vector<std::size_t> idx(n);
-  std::iota(idx.begin(), idx.end(), std::size_t{0});
-  const std::size_t keep_left = na;  // each side keeps as many as it brought
-  auto cut = idx.begin() + static_cast<std::ptrdiff_t>(keep_left);
-  if (keep_left > 0 && keep_left < n) {
-    std::nth_element(idx.begin(), cut, idx.end(), [&](std::size_t x, std::size_t y) {
-      return ctx.less(at(x), static_cast<std::int64_t>(x), at(y), static_cast<std::int64_t>(y));
-    });
-  }
-  auto& out = pc.result.data;
-  out.clear();
-  if (pc.left) {
-    for (auto it = idx.begin(); it != cut; ++it) out.push_back(at(*it));
-  } else {
-    for (auto it = cut; it != idx.end(); ++it) out.push_back(at(*it));
-  }
+  pc.result.data = select_share(a, b, a.size(), pc.left, ctx.comp);  // each keeps its count
   std::vector<T>().swap(pc.mine);
   std::vector<T>().swap(pc.theirs);
-  std::sort(out.begin(), out.end(), ctx.comp);
+  std::sort(pc.result.data.begin(), pc.result.data.end(), ctx.comp);
   return MPI_SUCCESS;
 }
 
