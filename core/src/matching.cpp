@@ -13,7 +13,8 @@ int g_progress_needed = 0;
 namespace {
 
 int g_engine_recvs = 0;               // receives waiting in the engine, all lanes
-std::vector<Operation*> g_orphans;    // freed, incomplete operations
+// Freed, incomplete operations. Never destroyed: those still listed at exit stay reachable.
+std::vector<Operation*>& g_orphans = *new std::vector<Operation*>;
 
 bool parked_matches(const Parked& p, const RangeState& range, TagLayout::Kind kind,
                     int root_source, int payload) {

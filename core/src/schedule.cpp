@@ -151,7 +151,9 @@ void Schedule::reset() {
 namespace {
 // Schedules waiting for reuse. A few suffice: a process runs few collectives at once, and a
 // schedule that held a large scratch block is not kept (its memory goes back at once).
-std::vector<Schedule*> g_schedule_pool;
+// Never destroyed: pooled schedules stay reachable at exit (leak checkers see no leak), and a
+// schedule released during static destruction still finds a live pool.
+std::vector<Schedule*>& g_schedule_pool = *new std::vector<Schedule*>;
 constexpr size_t kPoolSize = 8;
 constexpr size_t kKeepScratchBytes = 1 << 16;
 }  // namespace
@@ -285,7 +287,9 @@ class CollectiveOp final : public Operation {
   int rc_ = MPI_SUCCESS;
 };
 
-std::vector<CollectiveOp*> g_running;  // each holds a reference
+// Each holds a reference. Never destroyed, so that operations still listed at exit (finished
+// ones wait for the next progress call) stay reachable rather than leaked.
+std::vector<CollectiveOp*>& g_running = *new std::vector<CollectiveOp*>;
 
 bool CollectiveOp::advance() {
   while (!done_) {
