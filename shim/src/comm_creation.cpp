@@ -116,6 +116,17 @@ extern "C" int rc_fake_MPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Reque
   return MPI_SUCCESS;
 }
 
+#if MPI_VERSION >= 4
+extern "C" int rc_fake_MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm,
+                                               MPI_Request* request) {
+  int rc = rc_fake_MPI_Comm_idup(comm, newcomm, request);
+  if (rc != MPI_SUCCESS || info == MPI_INFO_NULL) return rc;
+  FakeComm* d = find_comm(*newcomm);
+  if (d->info != MPI_INFO_NULL) MPI_Info_free(&d->info);
+  return result(comm, MPI_Info_dup(info, &d->info));
+}
+#endif
+
 extern "C" int rc_fake_MPI_Comm_free(MPI_Comm* comm) {
   FakeComm* c = nullptr;
   if (int rc = get_comm(*comm, "MPI_Comm_free", &c)) return rc;

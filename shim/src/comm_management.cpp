@@ -209,6 +209,10 @@ extern "C" int rc_fake_MPI_Dist_graph_neighbors(MPI_Comm comm, int, int[], int[]
   return no_topology(comm, "MPI_Dist_graph_neighbors");
 }
 
+extern "C" int rc_fake_MPI_Cart_sub(MPI_Comm comm, const int[], MPI_Comm*) {
+  return no_topology(comm, "MPI_Cart_sub");
+}
+
 // Local: where a process would go in a Cartesian grid (ranks in row-major order, as MPI does
 // without reordering), so no real communicator is needed.
 extern "C" int rc_fake_MPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int[],
