@@ -1,0 +1,126 @@
+/* capi_create_bench: making a communicator for one half of MPI_COMM_WORLD through the C API of
+ * librangecomm.so (MPIX_Comm_create_range, MPIX_Icomm_create_group) against MPI's own
+ * MPI_Comm_create_group and MPI_Comm_split, each followed by MPI_Comm_free.
+ *
+ *   capi_create_bench [--range-iters N] [--native-iters N] [--batches B]
+ *
+ * Each batch starts after a barrier; a row gives the time per create+free in microseconds:
+ * the median over batches of the slowest rank's batch average (a communicator is ready when
+ * its last member has it), in wall-clock time and in the rank's thread CPU time (which leaves
+ * out time a rank spends descheduled on a loaded or oversubscribed machine; MPI's busy polling
+ * counts as CPU time). A benchmark: it prints, it never fails on a timing. Link with
+ * librangecomm.so (it calls the MPIX functions). */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "rangecomm.h"
+
+enum { RANGE, ICREATE, CREATE_GROUP, SPLIT, METHODS };
+static const char *names[METHODS] = {"MPIX_Comm_create_range", "MPIX_Icomm_create_group",
+                                     "MPI_Comm_create_group", "MPI_Comm_split"};
+
+static int compare_doubles(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* One create + free of this process's half. */
+static void create_free(int method, int r, int p, MPI_Group half_group) {
+  int h = p / 2, lower = r < h, first = lower ? 0 : h, last = lower ? h - 1 : p - 1;
+  MPI_Comm c = MPI_COMM_NULL;
+  MPI_Request req;
+  switch (method) {
+    case RANGE:
+      MPIX_Comm_create_range(MPI_COMM_WORLD, first, last, 1, &c);
+      break;
+    case ICREATE:
+      MPIX_Icomm_create_group(MPI_COMM_WORLD, half_group, 1, &c, &req);
+      MPI_Wait(&req, MPI_STATUS_IGNORE);
+      break;
+    case CREATE_GROUP:
+      MPI_Comm_create_group(MPI_COMM_WORLD, half_group, 1, &c);
+      break;
+    case SPLIT:
+      MPI_Comm_split(MPI_COMM_WORLD, lower, r, &c);
+      break;
+  }
+  if (c == MPI_COMM_NULL) {
+    fprintf(stderr, "capi_create_bench: %s gave no communicator\n", names[method]);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  MPI_Comm_free(&c);
+}
+
+static double cpu_seconds(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Medians over batches of the slowest rank's microseconds per create+free: wall, CPU. */
+static void measure(int method, long iters, int batches, int r, int p, MPI_Group half,
+                    double *wall, double *cpu) {
+  double *rows = malloc(sizeof(double) * 2 * (size_t)batches);
+  for (long i = 0; i < iters / 10 + 1; ++i) create_free(method, r, p, half); /* warm-up */
+  for (int b = 0; b < batches; ++b) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime(), c0 = cpu_seconds();
+    for (long i = 0; i < iters; ++i) create_free(method, r, p, half);
+    double mine[2] = {(MPI_Wtime() - t0) / (double)iters * 1e6,
+                      (cpu_seconds() - c0) / (double)iters * 1e6};
+    double slowest[2];
+    MPI_Allreduce(mine, slowest, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    rows[b] = slowest[0];
+    rows[batches + b] = slowest[1];
+  }
+  qsort(rows, (size_t)batches, sizeof *rows, compare_doubles);
+  qsort(rows + batches, (size_t)batches, sizeof *rows, compare_doubles);
+  *wall = rows[batches / 2];
+  *cpu = rows[batches + batches / 2];
+  free(rows);
+}
+
+int main(int argc, char **argv) {
+  long range_iters = 20000, native_iters = 200;
+  int batches = 5;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (strcmp(argv[i], "--range-iters") == 0) range_iters = atol(argv[i + 1]);
+    else if (strcmp(argv[i], "--native-iters") == 0) native_iters = atol(argv[i + 1]);
+    else if (strcmp(argv[i], "--batches") == 0) batches = atoi(argv[i + 1]);
+    else {
+      fprintf(stderr, "capi_create_bench: unknown option %s\n", argv[i]);
+      return 2;
+    }
+  }
+  MPI_Init(&argc, &argv);
+  int r, p;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  MPI_Comm_size(MPI_COMM_WORLD, &p);
+  if (p < 2) {
+    if (r == 0) fprintf(stderr, "capi_create_bench: needs 2 or more ranks\n");
+    MPI_Finalize();
+    return 2;
+  }
+  MPI_Group world, half;
+  MPI_Comm_group(MPI_COMM_WORLD, &world);
+  int h = p / 2, triple[1][3] = {{r < h ? 0 : h, r < h ? h - 1 : p - 1, 1}};
+  MPI_Group_range_incl(world, 1, triple, &half);
+  double us[METHODS], cpu[METHODS];
+  for (int m = 0; m < METHODS; ++m)
+    measure(m, m <= ICREATE ? range_iters : native_iters, batches, r, p, half, &us[m], &cpu[m]);
+  if (r == 0) {
+    printf("# ranks %d, halves of MPI_COMM_WORLD, create + MPI_Comm_free, us per pair\n", p);
+    printf("%-26s %12s %12s %12s %12s %12s\n", "method", "wall_us", "cpu_us", "x_group_wall",
+           "x_split_wall", "x_group_cpu");
+    for (int m = 0; m < METHODS; ++m)
+      printf("%-26s %12.4f %12.4f %12.1f %12.1f %12.1f\n", names[m], us[m], cpu[m],
+             us[CREATE_GROUP] / us[m], us[SPLIT] / us[m], cpu[CREATE_GROUP] / cpu[m]);
+  }
+  MPI_Group_free(&half);
+  MPI_Group_free(&world);
+  MPI_Finalize();
+  return 0;
+}
