@@ -1,0 +1,197 @@
+/* passthrough_bench: what librangecomm.so costs a program that uses only real communicators.
+ *
+ * Measured in one MPI run (2 ranks; more ranks just wait):
+ *   comm_rank_ns  MPI_Comm_rank(MPI_COMM_WORLD) in a loop: ns per call, the minimum over
+ *                 --rounds samples of --calls calls (the least disturbed sample), rank 0.
+ *   pingpong_us   MPI_Send/MPI_Recv ping-pong of --size bytes between ranks 0 and 1 on
+ *                 MPI_COMM_WORLD: one-way latency (round trip / 2), the median over --rounds
+ *                 samples of --iters round trips, after a warm-up.
+ *
+ *   passthrough_bench [--calls N] [--iters N] [--rounds N] [--size BYTES]
+ *       one MPI run (start it under mpiexec, with or without LD_PRELOAD); prints
+ *       "shim <0|1>", "comm_rank_ns <x>", "pingpong_us <x>" on rank 0.
+ *   passthrough_bench --compare LIBRANGECOMM [--runs R] [options] -- MPIEXEC [ARGS...]
+ *       runs the above R times without and R times with LD_PRELOAD=LIBRANGECOMM, alternating,
+ *       each as "MPIEXEC ARGS -n 2 <this program> options", and prints the medians over runs
+ *       and the difference. A benchmark: it measures, it never fails on a timing.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct options {
+  long calls, iters, rounds, size, runs;
+};
+
+static double now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+}
+
+static int compare_doubles(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double median(double *v, int n) {
+  qsort(v, (size_t)n, sizeof *v, compare_doubles);
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* Whether this program's MPI_Comm_rank is librangecomm's (so that a run says what it measured). */
+static int interposed(void) {
+  Dl_info info;
+  int (*fn)(MPI_Comm, int *) = MPI_Comm_rank;
+  void *address;
+  memcpy(&address, &fn, sizeof address);
+  return dladdr(address, &info) != 0 && info.dli_fname != NULL &&
+         strstr(info.dli_fname, "librangecomm") != NULL;
+}
+
+static double comm_rank_ns(const struct options *o) {
+  double best = 1e30;
+  volatile int sink = 0;
+  for (long round = 0; round < o->rounds; ++round) {
+    double t0 = now_ns();
+    for (long i = 0; i < o->calls; ++i) {
+      int r;
+      MPI_Comm_rank(MPI_COMM_WORLD, &r);
+      sink += r;
+    }
+    double t = (now_ns() - t0) / (double)o->calls;
+    if (t < best) best = t;
+  }
+  (void)sink;
+  return best;
+}
+
+static double pingpong_us(const struct options *o, int rank) {
+  char *buf = calloc((size_t)o->size + 1, 1);
+  double *samples = malloc(sizeof(double) * (size_t)o->rounds), result;
+  int peer = 1 - rank;
+  for (long round = -1; round < o->rounds; ++round) {  /* round -1 warms up */
+    double t0 = now_ns();
+    for (long i = 0; i < o->iters; ++i) {
+      if (rank == 0) {
+        MPI_Send(buf, (int)o->size, MPI_BYTE, peer, 0, MPI_COMM_WORLD);
+        MPI_Recv(buf, (int)o->size, MPI_BYTE, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      } else {
+        MPI_Recv(buf, (int)o->size, MPI_BYTE, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Send(buf, (int)o->size, MPI_BYTE, peer, 0, MPI_COMM_WORLD);
+      }
+    }
+    if (round >= 0) samples[round] = (now_ns() - t0) / (2e3 * (double)o->iters);
+  }
+  result = median(samples, (int)o->rounds);
+  free(buf), free(samples);
+  return result;
+}
+
+static int run_mpi(int argc, char **argv, const struct options *o) {
+  int rank, size;
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  double rank_ns = comm_rank_ns(o), pp = 0;
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (size >= 2 && rank < 2) pp = pingpong_us(o, rank);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 0) {
+    printf("shim %d\ncomm_rank_ns %.3f\npingpong_us %.4f\n", interposed(), rank_ns, pp);
+    fflush(stdout);
+  }
+  MPI_Finalize();
+  return 0;
+}
+
+/* One run of this program under mpiexec; reads its three result lines. */
+static int run_child(const char *prefix, const char *self, const char *mpiexec,
+                     const char *args, double *rank_ns, double *pp, int *shim) {
+  char cmd[16384], line[256];
+  snprintf(cmd, sizeof cmd, "%s-n 2 %s'%s' %s", mpiexec, prefix, self, args);
+  FILE *out = popen(cmd, "r");
+  int found = 0;
+  if (out == NULL) return 0;
+  while (fgets(line, sizeof line, out) != NULL) {
+    found += sscanf(line, "comm_rank_ns %lf", rank_ns) == 1;
+    found += sscanf(line, "pingpong_us %lf", pp) == 1;
+    found += sscanf(line, "shim %d", shim) == 1;
+  }
+  return pclose(out) == 0 && found == 3;
+}
+
+static int run_compare(const char *library, const char *self, int mpiexec_argc,
+                       char **mpiexec_argv, const struct options *o) {
+  char mpiexec[4096] = "", args[256], preload[4200];
+  double (*rank_ns)[2] = calloc((size_t)o->runs, sizeof *rank_ns);
+  double (*pp)[2] = calloc((size_t)o->runs, sizeof *pp);
+  double med[2][2], column[64];
+  for (int i = 0; i < mpiexec_argc; ++i) {
+    strncat(mpiexec, "'", sizeof mpiexec - strlen(mpiexec) - 1);
+    strncat(mpiexec, mpiexec_argv[i], sizeof mpiexec - strlen(mpiexec) - 1);
+    strncat(mpiexec, "' ", sizeof mpiexec - strlen(mpiexec) - 1);
+  }
+  snprintf(args, sizeof args, "--calls %ld --iters %ld --rounds %ld --size %ld", o->calls,
+           o->iters, o->rounds, o->size);
+  snprintf(preload, sizeof preload, "env 'LD_PRELOAD=%s' ", library);
+  for (long run = 0; run < o->runs; ++run) {
+    for (int with = 0; with < 2; ++with) {  /* alternate, so that drift hits both alike */
+      int shim = -1;
+      if (!run_child(with ? preload : "", self, mpiexec, args, &rank_ns[run][with],
+                     &pp[run][with], &shim) || shim != with) {
+        fprintf(stderr, "passthrough_bench: run %ld %s the library failed (shim=%d)\n", run,
+                with ? "with" : "without", shim);
+        return 1;
+      }
+      printf("row,%s,%ld,%.3f,%.4f\n", with ? "preload" : "native", run, rank_ns[run][with],
+             pp[run][with]);
+    }
+  }
+  for (int with = 0; with < 2; ++with) {
+    for (long run = 0; run < o->runs; ++run) column[run] = rank_ns[run][with];
+    med[with][0] = median(column, (int)o->runs);
+    for (long run = 0; run < o->runs; ++run) column[run] = pp[run][with];
+    med[with][1] = median(column, (int)o->runs);
+  }
+  printf("\nmedians over %ld runs    MPI_Comm_rank (ns/call)   ping-pong %ld B (us one-way)\n",
+         o->runs, o->size);
+  printf("without the library      %10.2f                %10.3f\n", med[0][0], med[0][1]);
+  printf("LD_PRELOAD               %10.2f                %10.3f\n", med[1][0], med[1][1]);
+  printf("difference               %+10.2f ns             %+9.2f %%\n", med[1][0] - med[0][0],
+         100 * (med[1][1] - med[0][1]) / med[0][1]);
+  free(rank_ns), free(pp);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  struct options o = {20000000, 20000, 15, 8, 5};
+  const char *library = NULL;
+  int i, separator = -1;
+  for (i = 1; i < argc; ++i) {
+    if (strcmp(argv[i], "--") == 0) { separator = i; break; }
+    if (i + 1 >= argc) break;
+    if (strcmp(argv[i], "--compare") == 0) library = argv[++i];
+    else if (strcmp(argv[i], "--calls") == 0) o.calls = atol(argv[++i]);
+    else if (strcmp(argv[i], "--iters") == 0) o.iters = atol(argv[++i]);
+    else if (strcmp(argv[i], "--rounds") == 0) o.rounds = atol(argv[++i]);
+    else if (strcmp(argv[i], "--size") == 0) o.size = atol(argv[++i]);
+    else if (strcmp(argv[i], "--runs") == 0) o.runs = atol(argv[++i]);
+  }
+  if (o.calls < 1 || o.iters < 1 || o.rounds < 1 || o.size < 0 || o.runs < 1 || o.runs > 64) {
+    fprintf(stderr, "passthrough_bench: bad option value\n");
+    return 2;
+  }
+  if (library == NULL) return run_mpi(argc, argv, &o);
+  if (separator < 0 || separator + 1 >= argc) {
+    fprintf(stderr, "usage: passthrough_bench --compare LIB [options] -- MPIEXEC [ARGS...]\n");
+    return 2;
+  }
+  char self[4096];
+  if (realpath(argv[0], self) == NULL) return 2;
+  return run_compare(library, self, argc - separator - 1, argv + separator + 1, &o);
+}
