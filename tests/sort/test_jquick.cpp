@@ -135,7 +135,7 @@ TEST_CASE("jquick sorts on sub-communicators, two at once", "[jquick]") {
   MPI_Comm_free(&split_half);
 }
 
-TEST_CASE("jquick takes the seed and sample sizes of rank 0", "[jquick]") {
+TEST_CASE("jquick takes the seed, sample sizes and message size of rank 0", "[jquick]") {
   const int me = mpitest::world_rank();
   for (SortBackend b : kBackends) {
     JQuickOptions opt;
@@ -144,6 +144,7 @@ TEST_CASE("jquick takes the seed and sample sizes of rank 0", "[jquick]") {
     opt.samples_per_log_p = 1 + me;
     opt.samples_min = 3 + 2 * me;
     opt.elements_per_sample = 1 + me;
+    opt.max_message_bytes = 8 * (1 + me);  // rank 0's: 1 element per message
     rangecomm::JQuickStats stats;
     opt.stats = &stats;
     sort_and_check<std::uint64_t>(Dist::unbalanced, 400, opt);

@@ -118,6 +118,7 @@ class Engine {
   int finish_counts(TaskT& t) {
     if (B::rank(t.comm) == 0) t.count_before = 0;
     ctx_.sp = SampleParams{t.params[0], t.params[1], t.params[2], t.params[3]};
+    ctx_.max_chunk = t.params[4];
     ctx_.layout = Layout(t.count_total, ctx_.p);
     t.lo = 0;
     t.hi = t.count_total;

@@ -69,7 +69,7 @@ struct Task {
   std::vector<typename B::Request> reqs;
 
   std::int64_t count = 0, count_before = 0, count_total = 0;  // first level
-  std::int64_t params[4] = {0, 0, 0, 0};
+  std::int64_t params[5] = {0, 0, 0, 0, 0};  // rank 0's sample parameters and chunk size
 
   std::vector<std::int64_t> sample_pos;
   std::vector<T> sample_mine, sample_all;
@@ -91,7 +91,8 @@ struct Task {
 };
 
 // First level: the input is anywhere, so positions come from a prefix sum of the counts. Rank
-// 0's sampling parameters travel along, so every member draws the same sample.
+// 0's sampling parameters travel along, so every member draws the same sample, and so does its
+// message size limit, so that both sides of a transfer cut it alike.
 template <class T, class C, class B>
 int start_counts(C& ctx, Task<T, B>& t) {
   t.count = static_cast<std::int64_t>(t.data.size());
@@ -99,11 +100,12 @@ int start_counts(C& ctx, Task<T, B>& t) {
   t.params[1] = ctx.sp.elements_per_sample;
   t.params[2] = ctx.sp.min;
   t.params[3] = ctx.sp.seed;
+  t.params[4] = ctx.max_chunk;
   t.reqs.resize(3);
   int err = ctx.b.iexscan_sum(&t.count, &t.count_before, 1, t.comm, &t.reqs[0]);
   if (err == MPI_SUCCESS)
     err = ctx.b.iallreduce(&t.count, &t.count_total, 1, MPI_INT64_T, MPI_SUM, t.comm, &t.reqs[1]);
-  if (err == MPI_SUCCESS) err = ctx.b.ibcast(t.params, 4, MPI_INT64_T, 0, t.comm, &t.reqs[2]);
+  if (err == MPI_SUCCESS) err = ctx.b.ibcast(t.params, 5, MPI_INT64_T, 0, t.comm, &t.reqs[2]);
   t.phase = Phase::counts;
   return err;
 }

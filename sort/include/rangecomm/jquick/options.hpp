@@ -29,8 +29,8 @@ struct JQuickStats {
 
 // Sample size of a level over q processes holding N elements:
 //   max(samples_per_log_p * ceil(log2 q), (N / q) / elements_per_sample, samples_min), odd.
-// seed and the three sample parameters are taken from rank 0 of the communicator, so ranks
-// need not agree on them; backend and max_message_bytes must be equal on all ranks.
+// Everything except backend is taken from rank 0 of the communicator, so ranks need not agree
+// on it; backend must be the same on all ranks.
 struct JQuickOptions {
   SortBackend backend = SortBackend::range;
   std::uint64_t seed = 0x6a616e7573ULL;
