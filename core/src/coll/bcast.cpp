@@ -38,10 +38,10 @@ int bcast(void* buf, int count, MPI_Datatype type, int root, const Comm& comm, R
   int type_size = 0;
   MPI_Type_size(type, &type_size);
   long long bytes = static_cast<long long>(count) * type_size;
-  long long segment_bytes = std::max(1LL, detail::tuning("BCAST_SEGMENT_BYTES", 65536));
+  long long segment_bytes = std::max(1LL, detail::tuning("BCAST_SEGMENT_BYTES", 1 << 20));
   if (count == 0 || s->size == 1) {
     // nothing to send
-  } else if (bytes < detail::tuning("BCAST_PIPELINE_BYTES", 262144) || s->size == 2) {
+  } else if (bytes < detail::tuning("BCAST_PIPELINE_BYTES", 8 << 20) || s->size == 2) {
     detail::add_bcast(*sched, buf, count, type, root, s->rank, s->size);
   } else {
     int segment_count = static_cast<int>(std::max(1LL, segment_bytes / std::max(type_size, 1)));

@@ -119,7 +119,7 @@ int scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_O
   if (count > 0 && s->size > 1 && chain) {
     int type_size = 0;
     MPI_Type_size(type, &type_size);
-    long long segment_bytes = std::max(1LL, detail::tuning("SCAN_SEGMENT_BYTES", 65536));
+    long long segment_bytes = std::max(1LL, detail::tuning("SCAN_SEGMENT_BYTES", 1 << 20));
     int segment_count = static_cast<int>(std::clamp(segment_bytes / std::max(type_size, 1), 1LL,
                                                     static_cast<long long>(count)));
     add_chain_scan(*sched, sendbuf, recvbuf, count, type, op, s->rank, s->size, exclusive,
