@@ -5,8 +5,9 @@ Every MPI_/MPIX_ function the real library exports (nm -D) is looked up in the i
 mpi.h (parsed as tools/gen_wrappers.py does). If it takes or returns a communicator, request,
 message or status, librangecomm.so must export both MPI_X and PMPI_X. An exported function
 that mpi.h does not declare fails too, unless tools/mpi_api.py lists it as safe to leave.
-Finally librangecomm.so must import no MPI function at all: every call it makes to MPI goes
-through the table filled at start-up, so nothing inside it can re-enter its own wrappers.
+librangecomm.so must import no MPI function at all: every call it makes to MPI goes through
+the table filled at start-up, so nothing inside it can re-enter its own wrappers. And every
+rc_fake_/rc_hand_/rc_blocking_ hook it defines must be one that a wrapper calls.
 
 Usage: check_coverage.py --cc CC --pkg PKG --shim path/to/librangecomm.so
 """
@@ -46,6 +47,34 @@ def real_library(shim):
     raise SystemExit('check_coverage: no dependency of {} defines PMPI_Init'.format(shim))
 
 
+def orphan_hooks(shim, funcs):
+    """Hook definitions no wrapper calls (a misspelt rc_fake_MPI_X compiles but never runs)."""
+    out = subprocess.run(['nm', '--defined-only', shim], capture_output=True, text=True).stdout
+    defined = set(re.findall(r'\b(rc_(?:fake|hand|blocking)_P?MPIX?_\w+)$', out, re.M))
+    if not defined:
+        return []  # a stripped library: nothing to check
+    called = set()
+    for f in funcs.values():
+        if not f.wrapped:
+            continue
+        if f.handwritten:
+            called.add('rc_hand_' + f.name)
+        if f.checked():
+            called.add('rc_fake_' + f.name)
+        if f.blocking:
+            called.add('rc_blocking_' + f.name)
+    lower = {name.lower() for name in funcs}
+    problems = []
+    for name in sorted(defined - called):
+        function = re.sub(r'^rc_(fake|hand|blocking)_', '', name)
+        # a function this MPI does not have is another MPI's (MPICH's c2f are macros, Open MPI
+        # 4.1 has no MPI_Isendrecv): only a wrong kind of hook or a misspelling is an error
+        if function in funcs or function.lower() in lower:
+            problems.append('librangecomm.so defines {}, which no wrapper calls (see '
+                            'tools/mpi_api.py for which hooks a function has)'.format(name))
+    return problems
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--cc', required=True)
@@ -81,6 +110,8 @@ def main():
     for name in imported:
         problems.append('librangecomm.so imports {} directly instead of through its table of '
                         'real functions'.format(name))
+
+    problems += orphan_hooks(opts.shim, funcs)
 
     for problem in problems:
         print('FAIL:', problem)
