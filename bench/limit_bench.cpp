@@ -47,6 +47,7 @@ namespace {
 struct Options {
   long max = 1000000;  // stop every variant at this many live communicators
   long batch = 1000;   // creations per timing sample
+  long time_limit = 0; // seconds per variant, checked every batch; 0: none
   std::string variants = "native_world,range_world,native_self,range_self";
   bool csv_stdout = false;
   std::string csv_file;
@@ -63,6 +64,7 @@ const char* const kUsage =
     "\n"
     "  --max N           stop each variant at N live communicators (default 1000000)\n"
     "  --batch N         creations per timing sample (default 1000)\n"
+    "  --time-limit S    stop a variant after S seconds (checked every batch; default: none)\n"
     "  --variants a,b    native_world,range_world,native_self,range_self (default all)\n"
     "  --format F        table (default) or csv: what rank 0 prints on stdout\n"
     "  --csv FILE        also write the CSV rows to FILE\n"
@@ -89,7 +91,7 @@ int parse_args(int argc, char** argv, Options* o, std::string* error) {
   for (int i = 1; i < argc; ++i) {
     std::string flag = argv[i];
     if (flag == "--help" || flag == "-h") return 1;
-    static const char* const known[] = {"--max", "--batch", "--variants", "--format", "--csv"};
+    static const char* const known[] = {"--max", "--batch", "--time-limit", "--variants", "--format", "--csv"};
     if (std::find(std::begin(known), std::end(known), flag) == std::end(known)) {
       *error = "unknown option " + flag;
       return -1;
@@ -102,6 +104,7 @@ int parse_args(int argc, char** argv, Options* o, std::string* error) {
     bool ok = true;
     if (flag == "--max") ok = parse_long(v, 1, &o->max);
     else if (flag == "--batch") ok = parse_long(v, 1, &o->batch);
+    else if (flag == "--time-limit") ok = parse_long(v, 0, &o->time_limit);
     else if (flag == "--variants") o->variants = v;
     else if (flag == "--format") {
       ok = std::string(v) == "csv" || std::string(v) == "table";
@@ -166,8 +169,12 @@ struct Outcome {
   std::string note;
 };
 
-// Runs create(i) (returns an MPI code) until it fails or max is reached, timing batches.
-Outcome run_loop(long max, long batch, const std::function<int(long)>& create) {
+// Runs create(i) (returns an MPI code) until it fails, --max is reached or --time-limit has
+// passed, timing batches. A collective variant agrees on the time limit, so that all ranks stop
+// after the same creation.
+Outcome run_loop(const Options& o, bool collective, const std::function<int(long)>& create) {
+  const long max = o.max, batch = o.batch;
+  const double start = MPI_Wtime();
   Outcome out;
   std::vector<double> per_creation;
   long rss0 = rss_bytes(), heap0 = heap_bytes();
@@ -190,6 +197,12 @@ Outcome run_loop(long max, long batch, const std::function<int(long)>& create) {
       double t1 = MPI_Wtime();
       per_creation.push_back((t1 - t0) * 1e6 / batch);
       t0 = t1;
+      int over = o.time_limit > 0 && t1 - start > o.time_limit;
+      if (collective) MPI_Allreduce(MPI_IN_PLACE, &over, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+      if (over) {
+        out.note = "stopped at --time-limit";
+        break;
+      }
     }
   }
   if (per_creation.empty() && out.count > 0)
@@ -210,7 +223,7 @@ void settle() {
 
 Outcome native_dup(MPI_Comm base, const Options& o) {
   std::vector<MPI_Comm> comms(static_cast<size_t>(std::min(o.max, 200000L)), MPI_COMM_NULL);
-  Outcome out = run_loop(o.max, o.batch, [&](long i) {
+  Outcome out = run_loop(o, base != MPI_COMM_SELF, [&](long i) {
     if (static_cast<size_t>(i) >= comms.size()) comms.push_back(MPI_COMM_NULL);
     return MPI_Comm_dup(base, &comms[i]);
   });
@@ -242,7 +255,7 @@ Outcome range_world(const rangecomm::Comm& world, const Options& o) {
   long made = 0;    // slots of comms used (this process's memberships)
   const long max_levels = 1000000;
   long level = 0;
-  Outcome out = run_loop(o.max, o.batch, [&](long) -> int {
+  Outcome out = run_loop(o, false, [&](long) -> int {
     // Find the next range of which this process is a member (others get the null range).
     for (;;) {
       if (ranges.empty()) return -1;  // p = 1: no range of two or more members exists
@@ -271,7 +284,7 @@ Outcome range_world(const rangecomm::Comm& world, const Options& o) {
 
 Outcome range_self(const rangecomm::Comm& world, const Options& o) {
   std::vector<rangecomm::Comm> comms(static_cast<size_t>(std::min(o.max, 1000000L)));
-  return run_loop(o.max, o.batch, [&](long i) {
+  return run_loop(o, false, [&](long i) {
     if (static_cast<size_t>(i) >= comms.size()) comms.emplace_back();
     return rangecomm::Split_Comm(world, rank_, rank_, &comms[i]);
   });

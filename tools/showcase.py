@@ -239,7 +239,7 @@ def times(q):
     return "%.0fx" % q if q >= 100 else "%.3gx" % q
 
 
-def reading(native, rng, unit, capped, native_capped=False):
+def reading(native, rng, unit, capped, native_capped=False, native_timed_out=False):
     if unit == "%":
         return "%+.0f points" % (rng - native)
     if not native or not rng:
@@ -250,6 +250,8 @@ def reading(native, rng, unit, capped, native_capped=False):
                 else "%s %s" % (times(rng / native), words[1]))
     if capped and native_capped:
         return "both stopped at --max"
+    if native_timed_out:
+        return "native stopped by --time-limit before its limit"
     text = ("%s more" % times(rng / native)) if rng >= native else ("%s fewer" % times(native / rng))
     return text + (" (range stopped at --max)" if capped else "")
 
@@ -274,12 +276,13 @@ def summarize(exp, mpi, ranks, rows):
         unit = h.unit or row_unit(rng[0], h.experiment)
         capped = "stopped at --max" in (rng[0].get("note") or "")
         native_capped = "stopped at --max" in (nat[0].get("note") or "")
+        native_timed_out = "--time-limit" in (nat[0].get("note") or "")
         entries.append({
             "label": h.label, "param": param, "mpi": "%s %d" % (MPIS[mpi][0], ranks),
             "native_variant": "/".join(h.native), "range_variant": h.range,
             "native": native, "range": value, "unit": unit,
             "ratio": value / native if native else None,
-            "reading": reading(native, value, unit, capped, native_capped),
+            "reading": reading(native, value, unit, capped, native_capped, native_timed_out),
         })
     return entries
 
