@@ -12,7 +12,9 @@
 #include <cstring>
 
 #if defined(RC_FAKE_BASE_DYNAMIC)
-extern "C" uintptr_t rc_fake_base = 0;
+extern "C" {
+uintptr_t rc_fake_base = 0;  // set once, before main
+}
 #endif
 
 namespace {
