@@ -66,9 +66,12 @@ struct FakeMessage {
   MPI_Comm comm = MPI_COMM_NULL;
 };
 
-FakeHandleTable<FakeComm>& comm_table();
-FakeHandleTable<FakeRequest>& request_table();
-FakeHandleTable<FakeMessage>& message_table();
+extern FakeHandleTable<FakeComm> g_comm_table;  // tables.cpp
+extern FakeHandleTable<FakeRequest> g_request_table;
+extern FakeHandleTable<FakeMessage> g_message_table;
+inline FakeHandleTable<FakeComm>& comm_table() { return g_comm_table; }
+inline FakeHandleTable<FakeRequest>& request_table() { return g_request_table; }
+inline FakeHandleTable<FakeMessage>& message_table() { return g_message_table; }
 
 // The entry behind a fake handle; null for a freed or never-issued one.
 // (A pointer inside the Open MPI region that is not a handle's exact address is garbage.)

@@ -3,20 +3,10 @@
 
 namespace rcshim {
 
-FakeHandleTable<FakeComm>& comm_table() {
-  static FakeHandleTable<FakeComm> table(RC_FAKE_COMM_INDEX_LIMIT - 1);
-  return table;
-}
-
-FakeHandleTable<FakeRequest>& request_table() {
-  static FakeHandleTable<FakeRequest> table(RC_FAKE_REQUEST_INDEX_LIMIT - 1);
-  return table;
-}
-
-FakeHandleTable<FakeMessage>& message_table() {
-  static FakeHandleTable<FakeMessage> table(RC_FAKE_MESSAGE_INDEX_LIMIT - 1);
-  return table;
-}
+// Built before main (nothing of MPI runs earlier), so the accessors need no guard.
+FakeHandleTable<FakeComm> g_comm_table(RC_FAKE_COMM_INDEX_LIMIT - 1);
+FakeHandleTable<FakeRequest> g_request_table(RC_FAKE_REQUEST_INDEX_LIMIT - 1);
+FakeHandleTable<FakeMessage> g_message_table(RC_FAKE_MESSAGE_INDEX_LIMIT - 1);
 
 int get_comm(MPI_Comm h, const char* fn, FakeComm** out) {
   *out = find_comm(h);
