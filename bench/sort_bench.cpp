@@ -14,8 +14,9 @@
 // barrier to the end of the sort, maximum over ranks. For jquick also the time spent creating
 // and freeing communicators (setup included), maximum over ranks.
 //
-// Output on rank 0: a table, or CSV rows
-//   algorithm,backend,p,n_per_p,reps,median_s,min_s,max_s,ratio_vs_range,create_median_s,create_share
+// Output on rank 0: a table, or CSV rows with the columns
+//   algorithm, backend, p, n_per_p, reps, median_s, min_s, max_s, ratio_vs_range,
+//   create_median_s, create_share
 // ratio_vs_range = median / median of jquick/range at the same n/p; create_share = median
 // creation time / median time. Benchmarks measure: the exit status is nonzero only for bad
 // arguments, an MPI error or wrong output (each output is checked: sorted across ranks and,
@@ -293,8 +294,7 @@ void report(const Options& o, const std::vector<Row>& rows, int p) {
     if (csv) std::fputs(line, csv);
     if (!o.csv_stdout)
       std::printf("%-20s %8lld %12.3f %12.3f %12.3f %9.2f %12.4f\n", r.algorithm.c_str(),
-                  static_cast<long long>(r.n_per_p), med * 1e3, lo * 1e3, hi * 1e3, ratio,
-                  share);
+                  static_cast<long long>(r.n_per_p), med * 1e3, lo * 1e3, hi * 1e3, ratio, share);
   }
   if (csv) std::fclose(csv);
 }

@@ -43,17 +43,17 @@ enum class Dist {
 };
 
 inline const std::vector<Dist>& all_dists() {
-  static const std::vector<Dist> d = {Dist::uniform,      Dist::sorted,       Dist::reverse,
-                                      Dist::all_equal,    Dist::few_distinct, Dist::zipf,
-                                      Dist::on_rank0,     Dist::on_last_rank, Dist::fewer_than_p,
-                                      Dist::single,       Dist::empty,        Dist::unbalanced};
+  static const std::vector<Dist> d = {Dist::uniform,   Dist::sorted,       Dist::reverse,
+                                      Dist::all_equal, Dist::few_distinct, Dist::zipf,
+                                      Dist::on_rank0,  Dist::on_last_rank, Dist::fewer_than_p,
+                                      Dist::single,    Dist::empty,        Dist::unbalanced};
   return d;
 }
 
 inline const char* name(Dist d) {
-  static const char* const names[] = {
-      "uniform", "sorted",  "reverse",      "all_equal", "few_distinct", "zipf",
-      "on_rank0", "on_last_rank", "fewer_than_p", "single", "empty", "unbalanced"};
+  static const char* const names[] = {"uniform",      "sorted", "reverse",  "all_equal",
+                                      "few_distinct", "zipf",   "on_rank0", "on_last_rank",
+                                      "fewer_than_p", "single", "empty",    "unbalanced"};
   return names[static_cast<int>(d)];
 }
 
@@ -115,9 +115,12 @@ inline std::int64_t convert<std::int64_t>(std::uint64_t key, std::size_t) {
 template <>
 inline double convert<double>(std::uint64_t key, std::size_t i) {
   if (key % 97 == 5) {
-    const double special[] = {0.0, -0.0, std::numeric_limits<double>::infinity(),
+    const double special[] = {0.0,
+                              -0.0,
+                              std::numeric_limits<double>::infinity(),
                               -std::numeric_limits<double>::infinity(),
-                              std::numeric_limits<double>::denorm_min(), -1e-310};
+                              std::numeric_limits<double>::denorm_min(),
+                              -1e-310};
     return special[(key / 97 + i) % 6];
   }
   return static_cast<double>(static_cast<std::int64_t>(key)) / 3.0;
@@ -156,15 +159,17 @@ std::uint64_t checksum(const std::vector<T>& v) {
 // Every rank's elements of `in` and of `out` at rank 0, each multiset as byte strings sorted
 // (empty elsewhere). One Gather and one Gatherv: collectives are slow on oversubscribed MPICH.
 template <class T>
-std::pair<std::vector<std::string>, std::vector<std::string>> gather_both(
-    const std::vector<T>& in, const std::vector<T>& out, MPI_Comm comm) {
+std::pair<std::vector<std::string>, std::vector<std::string>> gather_both(const std::vector<T>& in,
+                                                                          const std::vector<T>& out,
+                                                                          MPI_Comm comm) {
   int me = 0, p = 0;
   MPI_Comm_rank(comm, &me);
   MPI_Comm_size(comm, &p);
   int mine[2] = {static_cast<int>(in.size()), static_cast<int>(out.size())};
   std::vector<char> buf((in.size() + out.size()) * sizeof(T) + 1);
   if (!in.empty()) std::memcpy(buf.data(), in.data(), in.size() * sizeof(T));
-  if (!out.empty()) std::memcpy(buf.data() + in.size() * sizeof(T), out.data(), out.size() * sizeof(T));
+  if (!out.empty())
+    std::memcpy(buf.data() + in.size() * sizeof(T), out.data(), out.size() * sizeof(T));
   std::vector<int> sizes(2 * static_cast<std::size_t>(p)), counts(p), displs(p);
   MPI_Gather(mine, 2, MPI_INT, sizes.data(), 2, MPI_INT, 0, comm);
   int total = 0;
@@ -192,8 +197,8 @@ std::pair<std::vector<std::string>, std::vector<std::string>> gather_both(
 // sorted across the whole communicator under comp, and, if balanced, that rank i holds exactly
 // ceil(n/p) elements when i < n mod p and floor(n/p) otherwise.
 template <class T, class Compare>
-void check_sorted(const std::vector<T>& in, const std::vector<T>& out, MPI_Comm comm,
-                  Compare comp, bool balanced) {
+void check_sorted(const std::vector<T>& in, const std::vector<T>& out, MPI_Comm comm, Compare comp,
+                  bool balanced) {
   int me = 0, p = 0;
   MPI_Comm_rank(comm, &me);
   MPI_Comm_size(comm, &p);

@@ -4,9 +4,8 @@
 // caller's traffic, and the errors for bad arguments. Each output is checked exactly: the
 // multiset (all elements gathered and compared, and a checksum), the order across rank
 // boundaries, and the balance ceil/floor(n/p) per rank.
-#include <rangecomm/jquick.hpp>
-
 #include <cstdint>
+#include <rangecomm/jquick.hpp>
 #include <string>
 #include <vector>
 
@@ -22,10 +21,9 @@ const SortBackend kBackends[] = {SortBackend::range, SortBackend::native_create_
                                  SortBackend::native_split};
 
 template <class T, class Compare = std::less<>>
-void sort_and_check(Dist d, std::int64_t per, const JQuickOptions& opt, MPI_Comm comm = MPI_COMM_WORLD,
-                    Compare comp = {}, std::uint64_t seed = 1) {
-  INFO("backend " << rangecomm::to_string(opt.backend) << ", input " << name(d) << ", n/p "
-                  << per);
+void sort_and_check(Dist d, std::int64_t per, const JQuickOptions& opt,
+                    MPI_Comm comm = MPI_COMM_WORLD, Compare comp = {}, std::uint64_t seed = 1) {
+  INFO("backend " << rangecomm::to_string(opt.backend) << ", input " << name(d) << ", n/p " << per);
   auto in = make_input<T>(d, per, seed);
   auto out = in;
   int err = rangecomm::jquick_sort(out, comm, opt, comp);
@@ -53,8 +51,7 @@ TEST_CASE("jquick sorts every input distribution on every backend", "[jquick]") 
   }
 }
 
-TEST_CASE("jquick sorts 64-bit keys, doubles and structs with a custom comparator",
-          "[jquick]") {
+TEST_CASE("jquick sorts 64-bit keys, doubles and structs with a custom comparator", "[jquick]") {
   for (SortBackend b : kBackends) {
     JQuickOptions opt;
     opt.backend = b;
@@ -181,8 +178,10 @@ TEST_CASE("jquick runs while the caller holds ranges of the same communicator", 
   rangecomm::Comm world, whole, half;
   REQUIRE(rangecomm::Create_Comm(MPI_COMM_WORLD, &world) == MPI_SUCCESS);
   REQUIRE(rangecomm::Split_Comm(world, 0, p - 1, &whole) == MPI_SUCCESS);
-  if (me < p / 2) REQUIRE(rangecomm::Split_Comm(whole, 0, p / 2 - 1, &half) == MPI_SUCCESS);
-  else REQUIRE(rangecomm::Split_Comm(whole, p / 2, p - 1, &half) == MPI_SUCCESS);
+  if (me < p / 2)
+    REQUIRE(rangecomm::Split_Comm(whole, 0, p / 2 - 1, &half) == MPI_SUCCESS);
+  else
+    REQUIRE(rangecomm::Split_Comm(whole, p / 2, p - 1, &half) == MPI_SUCCESS);
   JQuickOptions opt;
   sort_and_check<std::uint64_t>(Dist::uniform, 300, opt);
   sort_and_check<std::uint64_t>(Dist::few_distinct, 300, opt);

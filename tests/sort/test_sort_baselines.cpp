@@ -1,10 +1,9 @@
 // The benchmarks' baselines: sample sort on native MPI (MPI_Alltoallv) and hypercube quicksort
 // on every backend. Their outputs are sorted and complete but not balanced, so the checks are
 // the exact multiset and the order across rank boundaries.
+#include <cstdint>
 #include <rangecomm/jquick/hypercube.hpp>
 #include <rangecomm/jquick/sample_sort.hpp>
-
-#include <cstdint>
 #include <vector>
 
 #include "sort_util.hpp"
@@ -28,12 +27,11 @@ TEST_CASE("sample sort sorts every input distribution", "[baseline]") {
   CHECK(rangecomm::sample_sort(none, MPI_COMM_NULL) == MPI_ERR_COMM);
 }
 
-TEST_CASE("hypercube quicksort sorts on power-of-two communicators, every backend",
-          "[baseline]") {
+TEST_CASE("hypercube quicksort sorts on power-of-two communicators, every backend", "[baseline]") {
   const int p = mpitest::world_size();
   const bool power_of_two = (p & (p - 1)) == 0;
-  for (SortBackend b : {SortBackend::range, SortBackend::native_create_group,
-                        SortBackend::native_split}) {
+  for (SortBackend b :
+       {SortBackend::range, SortBackend::native_create_group, SortBackend::native_split}) {
     for (Dist d : all_dists()) {
       INFO("backend " << rangecomm::to_string(b) << ", input " << name(d));
       auto in = make_input<double>(d, 200, 13), out = in;

@@ -66,8 +66,8 @@ int jquick_sort(std::vector<T>& data, MPI_Comm comm, const JQuickOptions& option
       return jquick::sort_with(jquick::NativeBackend{jquick::NativeBackend::Creation::create_group},
                                data, comm, options, comp);
     case SortBackend::native_split:
-      return jquick::sort_with(jquick::NativeBackend{jquick::NativeBackend::Creation::split},
-                               data, comm, options, comp);
+      return jquick::sort_with(jquick::NativeBackend{jquick::NativeBackend::Creation::split}, data,
+                               comm, options, comp);
   }
   return MPI_ERR_ARG;
 }
@@ -83,7 +83,8 @@ void jquick_sort(std::vector<T>& data, MPI_Comm comm, Compare comp = {}) {
   char text[MPI_MAX_ERROR_STRING];
   int len = 0;
   if (rangecomm::Error_string(err, text, &len) != MPI_SUCCESS) len = 0;
-  throw SortError(err, "rangecomm::jquick_sort: " + std::string(text, static_cast<std::size_t>(len)));
+  throw SortError(err,
+                  "rangecomm::jquick_sort: " + std::string(text, static_cast<std::size_t>(len)));
 }
 
 }  // namespace rangecomm

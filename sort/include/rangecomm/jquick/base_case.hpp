@@ -76,9 +76,12 @@ std::vector<T> select_share(const std::vector<T>& a, const std::vector<T>& b, st
   std::size_t equal_seen = 0;
   auto take = [&](const T& x) {
     bool goes_left;
-    if (comp(x, v)) goes_left = true;
-    else if (comp(v, x)) goes_left = false;
-    else goes_left = equal_seen++ < equal_left;
+    if (comp(x, v))
+      goes_left = true;
+    else if (comp(v, x))
+      goes_left = false;
+    else
+      goes_left = equal_seen++ < equal_left;
     if (goes_left == left) out.push_back(x);
   };
   for (const T& x : a) take(x);

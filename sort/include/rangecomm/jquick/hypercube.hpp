@@ -35,7 +35,8 @@ int cube_samples(B& b, const typename B::Comm& c, const std::vector<T>& data, in
   if (!data.empty()) {
     have[r] = s;
     for (int j = 0; j < s; ++j)
-      mine[static_cast<std::size_t>(r) * s + j] = data[rng.below(static_cast<std::int64_t>(data.size()))];
+      mine[static_cast<std::size_t>(r) * s + j] =
+          data[rng.below(static_cast<std::int64_t>(data.size()))];
   }
   std::vector<T> all(mine.size());
   typename B::Request reqs[2];
@@ -60,7 +61,8 @@ int cube_exchange(B& b, const typename B::Comm& c, std::vector<T>& data, std::si
   std::int64_t give = static_cast<std::int64_t>(to - from), take = 0;
   typename B::Request count_reqs[2];
   int err = b.irecv(&take, sizeof take, partner, kTagCubeCount, c, &count_reqs[0]);
-  if (err == MPI_SUCCESS) err = b.isend(&give, sizeof give, partner, kTagCubeCount, c, &count_reqs[1]);
+  if (err == MPI_SUCCESS)
+    err = b.isend(&give, sizeof give, partner, kTagCubeCount, c, &count_reqs[1]);
   for (auto& req : count_reqs)
     if (err == MPI_SUCCESS) err = B::wait(&req);
   if (err != MPI_SUCCESS) return err;
@@ -118,8 +120,8 @@ int hypercube_with(B b, std::vector<T>& data, MPI_Comm comm, Compare comp, std::
 // Collective over comm, whose size must be a power of two (else MPI_ERR_SIZE). The halves are
 // range communicators or native ones, as for jquick_sort.
 template <class T, class Compare = std::less<>>
-int hypercube_quicksort(std::vector<T>& data, MPI_Comm comm, SortBackend backend,
-                        Compare comp = {}, std::uint64_t seed = 0x637562ULL, int samples = 16) {
+int hypercube_quicksort(std::vector<T>& data, MPI_Comm comm, SortBackend backend, Compare comp = {},
+                        std::uint64_t seed = 0x637562ULL, int samples = 16) {
   static_assert(std::is_trivially_copyable<T>::value, "hypercube_quicksort sends bytes");
   if (comm == MPI_COMM_NULL) return MPI_ERR_COMM;
   int p = 0;

@@ -76,10 +76,11 @@ struct SampleParams {
 inline std::int64_t sample_size(const SampleParams& sp, std::int64_t total, int q,
                                 std::size_t elem_bytes) {
   std::int64_t k = std::max({sp.per_log_p * ceil_log2(q),
-                             total / q / std::max<std::int64_t>(1, sp.elements_per_sample),
-                             sp.min, std::int64_t{1}});
+                             total / q / std::max<std::int64_t>(1, sp.elements_per_sample), sp.min,
+                             std::int64_t{1}});
   k = std::min(k, total);  // with replacement more would add no information
-  std::int64_t cap = std::max<std::int64_t>(1, (INT_MAX / 2) / static_cast<std::int64_t>(elem_bytes));
+  std::int64_t cap =
+      std::max<std::int64_t>(1, (INT_MAX / 2) / static_cast<std::int64_t>(elem_bytes));
   k = std::min(k, cap);
   return k % 2 == 1 ? k : k - 1;  // k >= 1 here, since total >= 1
 }
@@ -87,8 +88,8 @@ inline std::int64_t sample_size(const SampleParams& sp, std::int64_t total, int 
 // Byte counts are 64-bit; one MPI message holds at most max_chunk bytes (a multiple of the
 // element size). Sender and receiver cut the same transfer the same way.
 inline std::int64_t chunk_limit(std::int64_t max_message_bytes, std::size_t elem_bytes) {
-  std::int64_t limit = max_message_bytes > 0 ? std::min<std::int64_t>(max_message_bytes, INT_MAX)
-                                             : INT_MAX;
+  std::int64_t limit =
+      max_message_bytes > 0 ? std::min<std::int64_t>(max_message_bytes, INT_MAX) : INT_MAX;
   std::int64_t e = static_cast<std::int64_t>(elem_bytes);
   return std::max<std::int64_t>(e, limit / e * e);
 }
@@ -109,9 +110,8 @@ int post_send(B& b, const void* buf, std::int64_t bytes, int dest, int tag,
 }
 
 template <class B>
-int post_recv(B& b, void* buf, std::int64_t bytes, int source, int tag,
-              const typename B::Comm& c, std::int64_t max_chunk,
-              std::vector<typename B::Request>& reqs) {
+int post_recv(B& b, void* buf, std::int64_t bytes, int source, int tag, const typename B::Comm& c,
+              std::int64_t max_chunk, std::vector<typename B::Request>& reqs) {
   char* p = static_cast<char*>(buf);
   for (std::int64_t off = 0; off < bytes; off += max_chunk) {
     int len = static_cast<int>(std::min(max_chunk, bytes - off));

@@ -130,8 +130,7 @@ int start_samples(C& ctx, Task<T, B>& t) {
   t.reqs.resize(1);
   t.phase = Phase::samples;
   return ctx.b.iallreduce(t.sample_mine.data(), t.sample_all.data(),
-                          static_cast<int>(k * sizeof(T)), MPI_BYTE, MPI_BOR, t.comm,
-                          &t.reqs[0]);
+                          static_cast<int>(k * sizeof(T)), MPI_BYTE, MPI_BOR, t.comm, &t.reqs[0]);
 }
 
 // The pivot is the sample's median; then partition by (element, position) < (pivot, pos).

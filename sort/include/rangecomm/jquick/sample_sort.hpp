@@ -85,7 +85,8 @@ int sample_sort(std::vector<T>& data, MPI_Comm comm, Compare comp = {}, int over
     std::int64_t b = static_cast<std::int64_t>(to - from) * static_cast<std::int64_t>(sizeof(T));
     sdispls[i] = static_cast<int>(std::min<std::int64_t>(
         (from - data.begin()) * static_cast<std::int64_t>(sizeof(T)), INT_MAX));
-    too_big |= b > INT_MAX || (from - data.begin()) * static_cast<std::int64_t>(sizeof(T)) > INT_MAX;
+    too_big |=
+        b > INT_MAX || (from - data.begin()) * static_cast<std::int64_t>(sizeof(T)) > INT_MAX;
     send_bytes[i] = static_cast<int>(std::min<std::int64_t>(b, INT_MAX));
     from = to;
   }
