@@ -121,10 +121,8 @@ EXPERIMENTS = [
                           H("overlap Iallreduce (%)", "overlap_iallreduce", ("native",),
                             "range")]),
     # Placeholders until their drivers land: set quick parameters (and headlines) then.
-    # It runs itself again under LD_PRELOAD; the quick mode keeps both runs short (MPICH
-    # busy-polls, so the default ping-pong took over 60 s on a loaded 2-core machine).
-    Experiment("passthrough", "Pass-through cost of the interposer", "passthrough_bench",
-               quick=["--calls", "100000", "--iters", "200", "--rounds", "2", "--runs", "1"]),
+    # passthrough_bench (pass-through cost of the interposer) prints key/value lines, not the
+    # showcase's CSV rows yet; run it by hand (docs/shim-design.md) until its rows are adapted.
     Experiment("stress", "Stress and limits (reliability)", "stress_bench"),
 ]
 
