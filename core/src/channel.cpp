@@ -30,6 +30,9 @@ int Channel::open(MPI_Comm user, std::shared_ptr<Channel>* out) {
   void* attr = nullptr;
   int flag = 0;
   MPI_Comm_get_attr(user, MPI_TAG_UB, &attr, &flag);
+  // MPI defines MPI_TAG_UB on MPI_COMM_WORLD; Open MPI does not copy it to communicators made by
+  // MPI_Comm_split or MPI_Comm_create, whose tags still have the same bound.
+  if (!flag) MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &attr, &flag);
   long long tag_ub = flag ? *static_cast<int*>(attr) : 32767;
   int lanes = lanes_from_environment();
   TagLayout layout;

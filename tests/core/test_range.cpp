@@ -63,6 +63,34 @@ TEST_CASE("the whole communicator is a range with the same ranks") {
   CHECK(again == w);  // attaching twice gives the same communicator
 }
 
+TEST_CASE("communicators made by MPI_Comm_split and MPI_Comm_create_group can be attached") {
+  // Open MPI attaches MPI_TAG_UB only to MPI_COMM_WORLD; attaching must not depend on it.
+  int me = mpitest::world_rank(), p = mpitest::world_size();
+  MPI_Comm halves = MPI_COMM_NULL;
+  REQUIRE(MPI_Comm_split(MPI_COMM_WORLD, me % 2, p - me, &halves) == MPI_SUCCESS);
+  Comm c;
+  REQUIRE(rangecomm::Create_Comm(halves, &c) == MPI_SUCCESS);
+  int size = 0, rank = -1, native_rank = -1;
+  MPI_Comm_rank(halves, &native_rank);
+  REQUIRE(rangecomm::Comm_size(c, &size) == MPI_SUCCESS);
+  REQUIRE(rangecomm::Comm_rank(c, &rank) == MPI_SUCCESS);
+  CHECK(size == (p + 1 - me % 2) / 2);
+  CHECK(rank == native_rank);  // key p - me reverses the order within each half
+  // A message over the attached communicator reaches the right process.
+  int token = rank == 0 ? 1000 + me : -1;
+  REQUIRE(rangecomm::Bcast(&token, 1, MPI_INT, 0, c) == MPI_SUCCESS);
+  int root_world = -1, zero = 0;
+  MPI_Group g, wg;
+  MPI_Comm_group(halves, &g);
+  MPI_Comm_group(MPI_COMM_WORLD, &wg);
+  MPI_Group_translate_ranks(g, 1, &zero, wg, &root_world);
+  CHECK(token == 1000 + root_world);
+  MPI_Group_free(&g);
+  MPI_Group_free(&wg);
+  REQUIRE(rangecomm::Comm_free(&c) == MPI_SUCCESS);
+  MPI_Comm_free(&halves);
+}
+
 TEST_CASE("halves, strided ranges, size 1 and nested strided ranges") {
   Comm w = world();
   int p = mpitest::world_size();
