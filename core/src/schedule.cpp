@@ -230,13 +230,18 @@ int post_round(const Schedule& schedule, size_t r, RangeState& range, int tag,
       rc = MPI_Reduce_local(s->in, s->out, s->count, s->type, s->op);
     if (rc != MPI_SUCCESS) return rc;
   }
+  // Receives first: a message that finds its receive posted is copied once, not parked in the
+  // unexpected queue (the order among receives, and among sends, is kept).
   for (const auto* s = begin; s != end; ++s) {
-    if (s->kind != Schedule::Step::Kind::send && s->kind != Schedule::Step::Kind::recv) continue;
+    if (s->kind != Schedule::Step::Kind::recv) continue;
     requests->push_back(MPI_REQUEST_NULL);
-    int rc = s->kind == Schedule::Step::Kind::send
-                 ? MPI_Isend(s->in, s->count, s->type, range.to_root(s->peer), tag,
-                             range.lane_comm(), &requests->back())
-                 : post_recv(*s, range, tag, &requests->back());
+    if (int rc = post_recv(*s, range, tag, &requests->back()); rc != MPI_SUCCESS) return rc;
+  }
+  for (const auto* s = begin; s != end; ++s) {
+    if (s->kind != Schedule::Step::Kind::send) continue;
+    requests->push_back(MPI_REQUEST_NULL);
+    int rc = MPI_Isend(s->in, s->count, s->type, range.to_root(s->peer), tag, range.lane_comm(),
+                       &requests->back());
     if (rc != MPI_SUCCESS) return rc;
   }
   return MPI_SUCCESS;
