@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """Runs one shim test program under mpiexec: linked with librangecomm.so, and the plain build
 under LD_PRELOAD; in 'compare' mode also the plain build without the library, and the
-per-rank transcripts of the three runs must be identical.
+per-rank transcripts of the three runs must be identical; in 'fatal' mode every run must fail
+(non-zero exit) with the shim's fatal-error message and without the program's line saying
+that the erroneous call returned.
 
-Usage: run_shim_test.py run|compare NP PLAIN LINKED LIBRANGECOMM -- MPIEXEC [ARGS...]
+Usage: run_shim_test.py run|compare|fatal NP PLAIN LINKED LIBRANGECOMM -- MPIEXEC [ARGS...]
 """
 
 import os
@@ -23,6 +25,28 @@ def run(label, mpiexec, np, command, expect, transcript):
     return True
 
 
+FATAL_MESSAGE = 'rangecomm: fatal error on range communicator'
+
+
+def run_fatal(label, mpiexec, np, command):
+    cmd = mpiexec + ['-n', str(np)] + command
+    print('==', label + ' (must abort):', ' '.join(cmd), flush=True)
+    result = subprocess.run(cmd, env=dict(os.environ, SHIM_EXPECT='shim'), capture_output=True,
+                            text=True, timeout=60)
+    output = result.stdout + result.stderr
+    print(output, flush=True)
+    problems = []
+    if result.returncode == 0:
+        problems.append('exited with status 0')
+    if FATAL_MESSAGE not in output:
+        problems.append('no line "%s"' % FATAL_MESSAGE)
+    if 'the erroneous call returned' in output or 'passed the final barrier' in output:
+        problems.append('the program went on after the fatal error')
+    for p in problems:
+        print('FAILED:', label, p, flush=True)
+    return not problems
+
+
 def transcripts(directory):
     found = {}
     for name in sorted(os.listdir(directory)):
@@ -38,6 +62,9 @@ def main():
     mpiexec = sys.argv[sep + 1:]
     runs = [('linked', [linked], 'shim'),
             ('LD_PRELOAD', ['env', 'LD_PRELOAD=' + library, plain], 'shim')]
+    if mode == 'fatal':
+        ok = [run_fatal(label, mpiexec, np, command) for label, command, _ in runs]
+        return 0 if all(ok) else 1
     if mode == 'compare':
         runs.insert(0, ('without the library', [plain], 'none'))
     results = {}
