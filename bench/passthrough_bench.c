@@ -37,6 +37,7 @@
 
 struct options {
   long calls, iters, rounds, size, runs, dup_first;
+  int csv; /* --format csv: the showcase's common rows instead of the table */
 };
 
 static double now_ns(void) {
@@ -180,11 +181,25 @@ static int run_child(const char *prefix, const char *self, const char *mpiexec,
 
 /* Median and best (lowest) over runs of f(result) for one variant. */
 static void summarize(const struct result *res, long runs, double (*f)(const struct result *),
-                      double *med, double *best) {
+                      double *med, double *best, double *worst) {
   double column[64];
   for (long run = 0; run < runs; ++run) column[run] = f(&res[run]);
   *med = median(column, (int)runs);
   *best = column[0];  /* median() sorted it */
+  *worst = column[runs - 1];
+}
+
+/* The showcase's common CSV layout: per call of MPI_Comm_rank (ns) and ping-pong latency (us),
+ * median/min/max over runs, the run with the library against the one without. */
+static void print_csv(const struct options *o, double m[2][3], double b[2][3], double w[2][3]) {
+  static const char *variant[2] = {"native", "preload"};
+  printf("experiment,variant,param,ranks,median_us,min_us,max_us,ratio_vs_native,unit\n");
+  for (int with = 0; with < 2; ++with)
+    printf("passthrough_comm_rank,%s,call,1,%.3f,%.3f,%.3f,%.4f,ns\n", variant[with],
+           m[with][0], b[with][0], w[with][0], m[with][0] / m[0][0]);
+  for (int with = 0; with < 2; ++with)
+    printf("passthrough_pingpong,%s,%ld,2,%.4f,%.4f,%.4f,%.4f,us\n", variant[with], o->size,
+           m[with][2], b[with][2], w[with][2], m[with][2] / m[0][2]);
 }
 
 static double bound_ns(const struct result *r) { return r->v[0]; }
@@ -196,7 +211,7 @@ static int run_compare(const char *library, const char *self, int mpiexec_argc,
   char mpiexec[4096] = "", args[256], preload[4200];
   struct result *res[2] = {calloc((size_t)o->runs, sizeof(struct result)),
                            calloc((size_t)o->runs, sizeof(struct result))};
-  double m[2][3], b[2][3];
+  double m[2][3], b[2][3], w[2][3];
   for (int i = 0; i < mpiexec_argc; ++i) {
     strncat(mpiexec, "'", sizeof mpiexec - strlen(mpiexec) - 1);
     strncat(mpiexec, mpiexec_argv[i], sizeof mpiexec - strlen(mpiexec) - 1);
@@ -205,7 +220,8 @@ static int run_compare(const char *library, const char *self, int mpiexec_argc,
   snprintf(args, sizeof args, "--calls %ld --iters %ld --rounds %ld --size %ld --dup-first %ld",
            o->calls, o->iters, o->rounds, o->size, o->dup_first);
   snprintf(preload, sizeof preload, "env 'LD_PRELOAD=%s' ", library);
-  printf("row,variant,run,comm_rank_ns,comm_rank_real_ns,pingpong_us\n");
+  FILE *rows = o->csv ? stderr : stdout; /* with --format csv, stdout carries only the CSV */
+  fprintf(rows, "row,variant,run,comm_rank_ns,comm_rank_real_ns,pingpong_us\n");
   for (long run = 0; run < o->runs; ++run) {
     for (int with = 0; with < 2; ++with) {  /* alternate, so that drift hits both alike */
       int shim = -1;
@@ -215,15 +231,20 @@ static int run_compare(const char *library, const char *self, int mpiexec_argc,
                 with ? "with" : "without", shim);
         return 1;
       }
-      printf("row,%s,%ld,%.3f,%.3f,%.4f\n", with ? "preload" : "native", run, r->v[0],
-             r->v[1], r->v[2]);
-      fflush(stdout);
+      fprintf(rows, "row,%s,%ld,%.3f,%.3f,%.4f\n", with ? "preload" : "native", run, r->v[0],
+              r->v[1], r->v[2]);
+      fflush(rows);
     }
   }
   for (int with = 0; with < 2; ++with) {
-    summarize(res[with], o->runs, bound_ns, &m[with][0], &b[with][0]);
-    summarize(res[with], o->runs, wrapper_ns, &m[with][1], &b[with][1]);
-    summarize(res[with], o->runs, latency_us, &m[with][2], &b[with][2]);
+    summarize(res[with], o->runs, bound_ns, &m[with][0], &b[with][0], &w[with][0]);
+    summarize(res[with], o->runs, wrapper_ns, &m[with][1], &b[with][1], &w[with][1]);
+    summarize(res[with], o->runs, latency_us, &m[with][2], &b[with][2], &w[with][2]);
+  }
+  if (o->csv) {
+    print_csv(o, m, b, w);
+    free(res[0]), free(res[1]);
+    return 0;
   }
   printf("\n%ld runs each (median / best)  MPI_Comm_rank ns   as bound - PMPI ns   "
          "ping-pong %ld B us\n", o->runs, o->size);
@@ -239,7 +260,7 @@ static int run_compare(const char *library, const char *self, int mpiexec_argc,
 }
 
 int main(int argc, char **argv) {
-  struct options o = {20000000, 20000, 15, 8, 5, 0};
+  struct options o = {20000000, 20000, 15, 8, 5, 0, 0};
   const char *library = NULL;
   int i, separator = -1;
   for (i = 1; i < argc; ++i) {
@@ -247,8 +268,8 @@ int main(int argc, char **argv) {
     if (strcmp(argv[i], "--help") == 0) {
       printf("usage: passthrough_bench [--calls N] [--iters N] [--rounds N] [--size BYTES]\n"
              "                         [--dup-first 0|1]                (one run, under mpiexec)\n"
-             "       passthrough_bench --compare LIBRANGECOMM [--runs R] [options] -- MPIEXEC "
-             "[ARGS...]\n"
+             "       passthrough_bench --compare LIBRANGECOMM [--runs R] [--format table|csv] "
+             "[options]\n                         -- MPIEXEC [ARGS...]\n"
              "Pass-through cost of librangecomm.so on real communicators: MPI_Comm_rank ns per "
              "call and\n2-rank ping-pong latency, without and with LD_PRELOAD (see the comment "
              "at the top of\nbench/passthrough_bench.c).\n");
@@ -262,6 +283,7 @@ int main(int argc, char **argv) {
     else if (strcmp(argv[i], "--size") == 0) o.size = atol(argv[++i]);
     else if (strcmp(argv[i], "--runs") == 0) o.runs = atol(argv[++i]);
     else if (strcmp(argv[i], "--dup-first") == 0) o.dup_first = atol(argv[++i]);
+    else if (strcmp(argv[i], "--format") == 0) o.csv = strcmp(argv[++i], "csv") == 0;
   }
   if (o.calls < 1 || o.iters < 1 || o.rounds < 1 || o.size < 0 || o.runs < 1 || o.runs > 64 ||
       o.dup_first < 0 || o.dup_first > 1) {

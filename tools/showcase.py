@@ -82,6 +82,9 @@ def command_for(exp, mpi, args):
     else:
         extra = exp.mpich if (mpi == "mpich" and exp.mpich is not None) else exp.args
     exe = build / "bench" / exp.driver
+    if exp.launches_mpi:  # the driver starts its own MPI runs, given the launcher
+        return exe, ([str(exe)] + list(extra) + ["--format", "csv", "--compare",
+                     str(build / "shim" / "librangecomm.so"), "--"] + launcher)
     return exe, launcher + ["-n", str(ranks), str(exe)] + list(extra) + ["--format", "csv"]
 
 
@@ -350,7 +353,8 @@ def main():
     all_rows, entries, failures, t_start = [], [], 0, time.time()
     results_by_run = []
     for i, (exp, mpi) in enumerate(runs, 1):
-        ranks = getattr(args, "ranks_" + mpi)
+        # A driver that launches its own runs uses two ranks (ping-pong), whatever --ranks says.
+        ranks = 2 if exp.launches_mpi else getattr(args, "ranks_" + mpi)
         prefix = "[%d/%d] %s: %s, %s %d ranks" % (i, len(runs), exp.key, exp.driver,
                                                  MPIS[mpi][0], ranks)
         exe, cmd = command_for(exp, mpi, args)

@@ -32,6 +32,9 @@ class Experiment:
     mpich_quick: list = None                    # --quick on MPICH instead of quick
     headlines: list = field(default_factory=list)
     adapt: object = None  # rows of another CSV layout -> the common one
+    # The driver is not started under mpiexec: it runs its own MPI jobs (with and without
+    # LD_PRELOAD of librangecomm.so), given --compare <library> -- <launcher>.
+    launches_mpi: bool = False
 
 
 def sort_rows(rows):
@@ -120,9 +123,15 @@ EXPERIMENTS = [
                headlines=[H("overlap Ibcast (%)", "overlap_ibcast", ("native",), "range"),
                           H("overlap Iallreduce (%)", "overlap_iallreduce", ("native",),
                             "range")]),
-    # Placeholders until their drivers land: set quick parameters (and headlines) then.
-    # passthrough_bench (pass-through cost of the interposer) prints key/value lines, not the
-    # showcase's CSV rows yet; run it by hand (docs/shim-design.md) until its rows are adapted.
+    Experiment("passthrough", "Pass-through cost of librangecomm.so on real communicators",
+               "passthrough_bench", ["--runs", "5", "--calls", "5000000", "--rounds", "9"],
+               quick=["--runs", "1", "--calls", "100000", "--iters", "1000", "--rounds", "3"],
+               launches_mpi=True,
+               headlines=[H("pass-through MPI_Comm_rank", "passthrough_comm_rank", ("native",),
+                            "preload"),
+                          H("pass-through ping-pong 8 B", "passthrough_pingpong", ("native",),
+                            "preload")]),
+    # Placeholder until its driver lands: set quick parameters (and headlines) then.
     Experiment("stress", "Stress and limits (reliability)", "stress_bench"),
 ]
 
