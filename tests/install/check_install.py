@@ -134,9 +134,12 @@ def run_launcher(args, mpiexec, prefix, libdir, built):
             compare('preload_c through rangecomm-run at %d ranks' % np,
                     expected.preload_c(np, ranges=True),
                     run([launcher] + mpiexec + ['-n', str(np), built['preload_c']]))
-        if 'hello_c' in built:  # a linked program under the launcher: library loaded once
-            compare('hello_c through rangecomm-run --mode off', expected.hello_c(3),
-                    run([launcher, '--mode', 'off'] + mpiexec + ['-n', '3', built['hello_c']]))
+    if 'hello_c' in built:  # a linked program under the launcher: library loaded once
+        compare('hello_c through rangecomm-run --mode off', expected.hello_c(3),
+                run([launcher, '--mode', 'off'] + mpiexec + ['-n', '3', built['hello_c']]))
+    if 'hello_cxx' in built:  # the C++ API's own core next to the library's hidden one
+        compare('hello_cxx through rangecomm-run', expected.hello_cxx(3),
+                run([launcher] + mpiexec + ['-n', '3', built['hello_cxx']]))
     # What each rank's environment holds (a shell as the program: no MPI needed).
     show = ['sh', '-c', 'echo "$RANGECOMM_MODE|$RANGECOMM_LANES|$LD_PRELOAD"']
     env = dict(os.environ, RANGECOMM_LANES='2')
