@@ -88,6 +88,23 @@ int copy_attributes(MPI_Comm oldcomm, FakeComm& from, FakeComm& to) {
   return MPI_SUCCESS;
 }
 
+int copy_real_attributes(MPI_Comm real, FakeComm& to) {
+  for (auto& [keyval, record] : keyvals()) {
+    if (record.freed || record.copy == nullptr) continue;
+    void* value = nullptr;
+    int present = 0;
+    if (MPI_Comm_get_attr(real, keyval, &value, &present) != MPI_SUCCESS || !present) continue;
+    void* out = nullptr;
+    int flag = 0;
+    int rc = record.copy(real, keyval, record.extra_state, value, &out, &flag);
+    if (rc != MPI_SUCCESS) return rc;
+    if (!flag) continue;
+    to.attributes.push_back({keyval, out});
+    ++record.uses;
+  }
+  return MPI_SUCCESS;
+}
+
 }  // namespace rcshim
 
 using namespace rcshim;

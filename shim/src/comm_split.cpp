@@ -19,14 +19,9 @@ void adopt_handler(MPI_Comm made, MPI_Errhandler eh) {
   if (made != MPI_COMM_NULL) MPI_Comm_set_errhandler(made, eh);
 }
 
-struct SplitPlan {
-  bool member = false;  // color != MPI_UNDEFINED
-  bool range = false;   // my group is a strided range of the parent
-  int first = 0, last = 0, stride = 1;
-  bool all_ranges = true;  // every group is
-};
+}  // namespace
 
-// What MPI_Comm_split makes, from everyone's (color, key): groups ordered by key, then rank.
+// Groups ordered by key, then rank.
 SplitPlan plan_split(const std::vector<int>& color_key, int me) {
   std::map<int, std::vector<std::pair<int, int>>> groups;  // color -> (key, rank)
   int n = static_cast<int>(color_key.size() / 2);
@@ -46,7 +41,6 @@ SplitPlan plan_split(const std::vector<int>& color_key, int me) {
   return plan;
 }
 
-}  // namespace
 }  // namespace rcshim
 
 using namespace rcshim;

@@ -62,6 +62,7 @@ int attach_world() {
   rangecomm::Set_error_handler_calls(false);  // range errors go to the fake comm's handler
   int rc = rangecomm::Create_Comm(MPI_COMM_WORLD, &g_world.range);
   if (rc != MPI_SUCCESS) return raise_on(MPI_COMM_WORLD, rc);
+  read_mode();
   g_world.fallback = private_dup("rangecomm fallback channel");
   g_world.groups = private_dup("rangecomm group channel");
   MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_map, &g_world.map_keyval, nullptr);
@@ -100,34 +101,15 @@ int real_parent(MPI_Comm comm, const char* fn, RangeParent* out) {
                        "%s: MPI was not initialised through librangecomm's MPI_Init or "
                        "MPI_Init_thread, so there is no range of MPI_COMM_WORLD",
                        fn);
-  out->range = g_world.range;
-  if (comm == MPI_COMM_WORLD) {
-    out->first = 0, out->stride = 1, out->size = g_world.range.size();
-    out->rank = g_world.range.rank();
-    return MPI_SUCCESS;
-  }
   int inter = 0;
   if (int rc = MPI_Comm_test_inter(comm, &inter)) return rc;  // MPI raised it already
   if (inter) return raise_error(comm, MPI_ERR_COMM, "%s: an intercommunicator has no ranges", fn);
-  void* value = nullptr;
-  int found = 0;
-  MPI_Comm_get_attr(comm, g_world.map_keyval, &value, &found);
-  auto* m = static_cast<AffineMap*>(value);
-  if (!found) {
-    m = new AffineMap;
-    if (int rc = compute_map(comm, m)) {
-      delete m;
-      return raise_on(comm, rc);
-    }
-    MPI_Comm_set_attr(comm, g_world.map_keyval, m);
-  }
-  if (!m->affine)
+  if (!affine_parent(comm, out))
     return raise_error(comm, MPI_ERR_COMM,
                        "%s: the ranks of this communicator are not an increasing arithmetic "
                        "progression of MPI_COMM_WORLD ranks, so its ranges cannot be made "
                        "locally; make them from MPI_COMM_WORLD or from a range communicator",
                        fn);
-  out->first = m->first, out->stride = m->stride, out->size = m->size, out->rank = m->rank;
   return MPI_SUCCESS;
 }
 
@@ -149,6 +131,33 @@ int parent_of(MPI_Comm comm, const char* fn, RangeParent* out) {
   out->range = c->range;
   out->first = 0, out->stride = 1, out->size = c->range.size(), out->rank = c->range.rank();
   return MPI_SUCCESS;
+}
+
+bool affine_parent(MPI_Comm real, RangeParent* out) {
+  if (g_world.range.is_null() || real == MPI_COMM_NULL) return false;
+  int inter = 0;
+  if (MPI_Comm_test_inter(real, &inter) != MPI_SUCCESS || inter) return false;
+  out->range = g_world.range;
+  if (real == MPI_COMM_WORLD) {
+    out->first = 0, out->stride = 1, out->size = g_world.range.size();
+    out->rank = g_world.range.rank();
+    return true;
+  }
+  void* value = nullptr;
+  int found = 0;
+  MPI_Comm_get_attr(real, g_world.map_keyval, &value, &found);
+  auto* m = static_cast<AffineMap*>(value);
+  if (!found) {
+    m = new AffineMap;
+    if (compute_map(real, m) != MPI_SUCCESS) {
+      delete m;
+      return false;
+    }
+    MPI_Comm_set_attr(real, g_world.map_keyval, m);
+  }
+  if (!m->affine) return false;
+  out->first = m->first, out->stride = m->stride, out->size = m->size, out->rank = m->rank;
+  return true;
 }
 
 int split_parent(MPI_Comm comm, const RangeParent& p, int first, int last, int stride, int levels,

@@ -147,6 +147,25 @@ int parent_of(MPI_Comm comm, const char* fn, RangeParent* out);
 // levels below the parent's range. Errors are raised on comm (the parent's handle).
 int split_parent(MPI_Comm comm, const RangeParent& p, int first, int last, int stride, int levels,
                  rangecomm::Comm* out);
+// parent_of for a real intracommunicator, raising nothing: false when its ranks are not an
+// increasing arithmetic progression of world ranks (or MPI was not started through the shim).
+bool affine_parent(MPI_Comm real, RangeParent* out);
+
+// --- RANGECOMM_MODE (accelerate.cpp) ---
+
+// Non-zero under RANGECOMM_MODE=accelerate: communicators made from real ones become ranges
+// where they can. Read once, at MPI_Init.
+extern int g_accelerate;
+void read_mode();
+
+// What MPI_Comm_split makes, from everyone's (color, key) pairs (comm_split.cpp).
+struct SplitPlan {
+  bool member = false;  // color != MPI_UNDEFINED
+  bool range = false;   // my group is a strided range of the parent
+  int first = 0, last = 0, stride = 1;
+  bool all_ranges = true;  // every group is
+};
+SplitPlan plan_split(const std::vector<int>& color_key, int me);
 
 // The fallback communicator of a range is going away (fallback.cpp).
 void forget_fallback(MPI_Comm real);
@@ -172,6 +191,9 @@ int create_range(MPI_Comm comm, int first, int last, int stride, const char* fn,
 int delete_all_attributes(MPI_Comm comm, FakeComm& c);
 // Copies from's attributes to `to` through their copy callbacks (MPI_Comm_dup).
 int copy_attributes(MPI_Comm oldcomm, FakeComm& from, FakeComm& to);
+// The same from a real communicator: every keyval the program made through the shim whose
+// attribute is set on `real` (MPI_Comm_dup of a real communicator made a range).
+int copy_real_attributes(MPI_Comm real, FakeComm& to);
 // Bit L (1..31) set when range first..last:stride of parent can be made L levels below it now.
 std::uint32_t free_levels(const rangecomm::Comm& parent, int first, int last, int stride);
 // Bitwise AND of mine over the members of `over` (collective over it).

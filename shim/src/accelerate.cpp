@@ -1,0 +1,195 @@
+// RANGECOMM_MODE=accelerate: communicators an unmodified program makes from real communicators
+// with MPI_Comm_dup, MPI_Comm_dup_with_info, MPI_Comm_split and MPI_Comm_create become range
+// communicators when their members are a strided range of MPI_COMM_WORLD's ranks, so they cost
+// no MPI context id and no context agreement. These calls are collective over the parent, so
+// the members agree on a free nesting level with one bitwise-AND MPI_Allreduce on the parent,
+// exactly as for range parents (comm_creation.cpp); any other result, a parent whose ranks are
+// not an arithmetic progression of world ranks, and all other creation calls stay with MPI.
+// Without the variable (or RANGECOMM_MODE=off) these hooks cost the real call one load.
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include "objects.h"
+#include "rangecomm/embedding.hpp"
+
+namespace rcshim {
+
+int g_accelerate = 0;
+
+void read_mode() {
+  const char* v = std::getenv("RANGECOMM_MODE");
+  g_accelerate = v != nullptr && std::strcmp(v, "accelerate") == 0;
+}
+
+namespace {
+
+// The members of the ranks first..last:stride of the parent, as a range of the world.
+struct WorldRange {
+  int first, last, stride;
+};
+WorldRange in_world(const RangeParent& p, int first, int last, int stride) {
+  return {p.first + first * p.stride, p.first + last * p.stride, stride * p.stride};
+}
+
+// Bit 0: every process's result can be a range; bits 1..31: levels free at every member. It
+// runs as the program's own collectives on the parent would, under the progress rule
+// (rc_blocking_*: range operations still pending keep moving while it waits).
+int agree_on_parent(MPI_Comm parent, std::uint32_t mine, std::uint32_t* common) {
+  if (rangecomm::Progress_needed())
+    return rc_blocking_MPI_Allreduce(&mine, common, 1, MPI_UINT32_T, MPI_BAND, parent);
+  return MPI_Allreduce(&mine, common, 1, MPI_UINT32_T, MPI_BAND, parent);
+}
+
+int allgather_ints(MPI_Comm parent, int* mine, int n, std::vector<int>* all) {
+  if (rangecomm::Progress_needed())
+    return rc_blocking_MPI_Allgather(mine, n, MPI_INT, all->data(), n, MPI_INT, parent);
+  return MPI_Allgather(mine, n, MPI_INT, all->data(), n, MPI_INT, parent);
+}
+
+// The range w at `level` below the world range, as a new fake communicator of the program.
+int make_range(MPI_Comm parent, const WorldRange& w, int level, MPI_Comm* newcomm) {
+  rangecomm::Comm made;
+  int rc = rangecomm::Split_Comm_below(world_range(), w.first, w.last, w.stride, level, &made);
+  if (rc != MPI_SUCCESS) return raise_on(parent, rc);
+  return new_comm(std::move(made), inherited_errhandler(parent), newcomm);
+}
+
+// MPI_Comm_dup(_with_info) of a real communicator; `made` is false when MPI must do it.
+int accelerated_dup(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm, bool* made) {
+  *made = false;
+  RangeParent p;
+  if (!affine_parent(comm, &p)) return MPI_SUCCESS;
+  WorldRange w = in_world(p, 0, p.size - 1, 1);
+  std::uint32_t common = 0;
+  int rc = agree_on_parent(comm, free_levels(world_range(), w.first, w.last, w.stride), &common);
+  if (rc != MPI_SUCCESS) return rc;  // MPI raised it on comm already
+  int level = lowest_level(common);
+  if (level == 0) return MPI_SUCCESS;  // every level is taken somewhere: a real dup
+  *made = true;
+  if ((rc = make_range(comm, w, level, newcomm))) return rc;
+  FakeComm* d = find_comm(*newcomm);
+  if (info != MPI_INFO_NULL) {
+    MPI_Info_dup(info, &d->info);
+  } else {
+    MPI_Comm_get_info(comm, &d->info);
+  }
+  if ((rc = copy_real_attributes(comm, *d)) == MPI_SUCCESS) return MPI_SUCCESS;
+  delete_all_attributes(*newcomm, *d);
+  release_comm(*newcomm);
+  *newcomm = MPI_COMM_NULL;
+  return raise_on(comm, rc);
+}
+
+// MPI_Comm_split of a real communicator: ranges for everyone when every group is one.
+int accelerated_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm, bool* made) {
+  *made = false;
+  RangeParent p;
+  if (!affine_parent(comm, &p)) return MPI_SUCCESS;
+  std::vector<int> color_key(2 * static_cast<size_t>(p.size));
+  int mine[2] = {color, key};
+  int rc = allgather_ints(comm, mine, 2, &color_key);
+  if (rc != MPI_SUCCESS) return rc;
+  // A negative colour is an error MPI reports; every process sees it and lets MPI split.
+  for (int r = 0; r < p.size; ++r)
+    if (color_key[2 * r] < 0 && color_key[2 * r] != MPI_UNDEFINED) return MPI_SUCCESS;
+  SplitPlan plan = plan_split(color_key, p.rank);
+  if (!plan.all_ranges) return MPI_SUCCESS;  // the same answer everywhere: MPI splits
+  WorldRange w = in_world(p, plan.first, plan.last, plan.stride);
+  std::uint32_t mask = plan.member ? free_levels(world_range(), w.first, w.last, w.stride) : ~0u;
+  std::uint32_t common = 0;
+  if ((rc = agree_on_parent(comm, mask, &common))) return rc;
+  int level = lowest_level(common);
+  if (level == 0) return MPI_SUCCESS;
+  *made = true;
+  *newcomm = MPI_COMM_NULL;
+  return plan.member ? make_range(comm, w, level, newcomm) : MPI_SUCCESS;
+}
+
+// MPI_Comm_create of a real communicator (each process may pass its own group, MPI-2.2).
+int accelerated_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm, bool* made) {
+  *made = false;
+  RangeParent p;
+  if (!affine_parent(comm, &p)) return MPI_SUCCESS;
+  // A bad group only clears this process's bit 0: everyone still meets in the agreement, and
+  // MPI's own MPI_Comm_create then reports the error.
+  int n = 0;
+  bool subset = MPI_Group_size(group, &n) == MPI_SUCCESS;
+  std::vector<int> in_group(static_cast<size_t>(n)), ranks(static_cast<size_t>(n), MPI_UNDEFINED);
+  for (int i = 0; i < n; ++i) in_group[i] = i;
+  MPI_Group parent_group;
+  MPI_Comm_group(comm, &parent_group);
+  subset = subset && MPI_Group_translate_ranks(group, n, in_group.data(), parent_group,
+                                               ranks.data()) == MPI_SUCCESS;
+  MPI_Group_free(&parent_group);
+  subset = subset && std::find(ranks.begin(), ranks.end(), MPI_UNDEFINED) == ranks.end();
+  int rc = MPI_SUCCESS;
+  bool member = std::find(ranks.begin(), ranks.end(), p.rank) != ranks.end();
+  int f = 0, l = 0, s = 1;
+  bool is_range = subset && (ranks.empty() || as_range(ranks, &f, &l, &s));
+  WorldRange w = in_world(p, f, l, s);
+  std::uint32_t mask = member && is_range ? free_levels(world_range(), w.first, w.last, w.stride)
+                                          : ~1u;
+  if (is_range) mask |= 1u;
+  std::uint32_t common = 0;
+  if ((rc = agree_on_parent(comm, mask, &common))) return rc;
+  int level = lowest_level(common);
+  if (!(common & 1u) || level == 0) return MPI_SUCCESS;  // MPI creates (and checks) it
+  *made = true;
+  *newcomm = MPI_COMM_NULL;
+  return member ? make_range(comm, w, level, newcomm) : MPI_SUCCESS;
+}
+
+}  // namespace
+}  // namespace rcshim
+
+using namespace rcshim;
+
+#define UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+extern "C" int rc_hand_MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
+  if (UNLIKELY(rc_is_fake_comm(comm))) return rc_fake_MPI_Comm_dup(comm, newcomm);
+  if (UNLIKELY(g_accelerate)) {
+    bool made = false;
+    int rc = accelerated_dup(comm, MPI_INFO_NULL, newcomm, &made);
+    if (made || rc != MPI_SUCCESS) return rc;
+  }
+  if (UNLIKELY(rangecomm::Progress_needed())) return rc_blocking_MPI_Comm_dup(comm, newcomm);
+  return MPI_Comm_dup(comm, newcomm);
+}
+
+extern "C" int rc_hand_MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm) {
+  if (UNLIKELY(rc_is_fake_comm(comm))) return rc_fake_MPI_Comm_dup_with_info(comm, info, newcomm);
+  if (UNLIKELY(g_accelerate)) {
+    bool made = false;
+    int rc = accelerated_dup(comm, info, newcomm, &made);
+    if (made || rc != MPI_SUCCESS) return rc;
+  }
+  if (UNLIKELY(rangecomm::Progress_needed()))
+    return rc_blocking_MPI_Comm_dup_with_info(comm, info, newcomm);
+  return MPI_Comm_dup_with_info(comm, info, newcomm);
+}
+
+extern "C" int rc_hand_MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
+  if (UNLIKELY(rc_is_fake_comm(comm))) return rc_fake_MPI_Comm_split(comm, color, key, newcomm);
+  if (UNLIKELY(g_accelerate)) {
+    bool made = false;
+    int rc = accelerated_split(comm, color, key, newcomm, &made);
+    if (made || rc != MPI_SUCCESS) return rc;
+  }
+  if (UNLIKELY(rangecomm::Progress_needed()))
+    return rc_blocking_MPI_Comm_split(comm, color, key, newcomm);
+  return MPI_Comm_split(comm, color, key, newcomm);
+}
+
+extern "C" int rc_hand_MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
+  if (UNLIKELY(rc_is_fake_comm(comm))) return rc_fake_MPI_Comm_create(comm, group, newcomm);
+  if (UNLIKELY(g_accelerate)) {
+    bool made = false;
+    int rc = accelerated_create(comm, group, newcomm, &made);
+    if (made || rc != MPI_SUCCESS) return rc;
+  }
+  if (UNLIKELY(rangecomm::Progress_needed()))
+    return rc_blocking_MPI_Comm_create(comm, group, newcomm);
+  return MPI_Comm_create(comm, group, newcomm);
+}

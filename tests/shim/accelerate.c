@@ -1,0 +1,142 @@
+/* RANGECOMM_MODE=accelerate on a program that only uses the standard API: which communicators
+ * become range communicators (MPIX_Comm_is_range, looked up at run time so that the program
+ * itself stays unmodified MPI), that they behave as MPI says (ranks, attributes copied by
+ * MPI_Comm_dup, inherited error handlers, MPI_Comm_compare, traffic), and that far more of
+ * them can be alive at once than MPICH allows natively (about 2046 per process).
+ *
+ *   accelerate [N]   N duplicates of MPI_COMM_SELF alive at once (default 3000)
+ *
+ * Run by run_shim_test.py (linked and preloaded) with RANGECOMM_MODE=accelerate. */
+#include "shim_check.h" /* first: it asks for _GNU_SOURCE */
+
+static int (*is_range_fn)(MPI_Comm, int *);
+
+static int is_range(MPI_Comm c) {
+  int flag = -1;
+  CHECK_MPI(is_range_fn(c, &flag));
+  return flag;
+}
+
+static int copies; /* calls of the copy callback below */
+
+static int count_copy(MPI_Comm old, int keyval, void *extra, void *in, void *out, int *flag) {
+  (void)old, (void)keyval, (void)extra;
+  ++copies;
+  *(void **)out = in;
+  *flag = 1;
+  return MPI_SUCCESS;
+}
+
+static void sum_check(MPI_Comm c, int expected, const char *what) {
+  int one = 1, sum = 0;
+  CHECK_MPI(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, c));
+  CHECK(sum == expected, "%s: allreduce gave %d, want %d", what, sum, expected);
+}
+
+static void test_dup(int r, int p) {
+  int keyval, result, flag, value = 42, *got = NULL;
+  MPI_Comm dup;
+  MPI_Errhandler eh;
+  CHECK_MPI(MPI_Comm_create_keyval(count_copy, MPI_COMM_NULL_DELETE_FN, &keyval, NULL));
+  CHECK_MPI(MPI_Comm_set_attr(MPI_COMM_WORLD, keyval, &value));
+  CHECK_MPI(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+  CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
+  CHECK(is_range(dup) == 1, "MPI_Comm_dup(MPI_COMM_WORLD) is not a range communicator");
+  CHECK_MPI(MPI_Comm_get_attr(dup, keyval, &got, &flag));
+  CHECK(flag && got == &value && copies == 1, "attribute not copied (flag %d, copies %d)", flag,
+        copies);
+  CHECK_MPI(MPI_Comm_get_errhandler(dup, &eh));
+  CHECK(eh == MPI_ERRORS_RETURN, "the dup did not inherit MPI_ERRORS_RETURN");
+  CHECK_MPI(MPI_Errhandler_free(&eh));
+  CHECK_MPI(MPI_Comm_compare(MPI_COMM_WORLD, dup, &result));
+  CHECK(result == MPI_CONGRUENT, "compare(world, dup) = %d", result);
+  sum_check(dup, p, "dup");
+  {
+    int rank = -1;
+    CHECK_MPI(MPI_Comm_rank(dup, &rank));
+    CHECK(rank == r, "dup rank %d", rank);
+  }
+  /* a dup of the dup is another range at another level */
+  MPI_Comm again;
+  CHECK_MPI(MPI_Comm_dup(dup, &again));
+  CHECK(is_range(again) == 1, "dup of a dup is not a range");
+  sum_check(again, p, "dup of dup");
+  CHECK_MPI(MPI_Comm_free(&again));
+  CHECK_MPI(MPI_Comm_free(&dup));
+  CHECK_MPI(MPI_Comm_delete_attr(MPI_COMM_WORLD, keyval));
+  CHECK_MPI(MPI_Comm_free_keyval(&keyval));
+  CHECK_MPI(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
+}
+
+static void test_split_create(int r, int p) {
+  MPI_Comm parity, reversed, created, single;
+  int rank, size;
+  /* by parity, keys keep world order: two strided ranges */
+  CHECK_MPI(MPI_Comm_split(MPI_COMM_WORLD, r % 2, r, &parity));
+  CHECK(is_range(parity) == 1, "an order-keeping split is not a range");
+  CHECK_MPI(MPI_Comm_rank(parity, &rank));
+  CHECK_MPI(MPI_Comm_size(parity, &size));
+  CHECK(rank == r / 2 && size == (p - r % 2 + 1) / 2, "parity split: rank %d size %d", rank, size);
+  sum_check(parity, size, "parity split");
+  /* keys reverse the order: not a range of the world, so MPI makes it (p > 1) */
+  CHECK_MPI(MPI_Comm_split(MPI_COMM_WORLD, 0, -r, &reversed));
+  CHECK(is_range(reversed) == (p == 1), "a reversed split is %s a range", p == 1 ? "not" : "");
+  CHECK_MPI(MPI_Comm_rank(reversed, &rank));
+  CHECK(rank == p - 1 - r, "reversed split rank %d", rank);
+  sum_check(reversed, p, "reversed split");
+  /* colour = rank: single-member communicators */
+  CHECK_MPI(MPI_Comm_split(MPI_COMM_WORLD, r, 0, &single));
+  CHECK(is_range(single) == 1, "a single-member split is not a range");
+  sum_check(single, 1, "single");
+  /* MPI_Comm_create of the even ranks */
+  MPI_Group world_group, evens;
+  int triple[1][3] = {{0, p - 1, 2}};
+  CHECK_MPI(MPI_Comm_group(MPI_COMM_WORLD, &world_group));
+  CHECK_MPI(MPI_Group_range_incl(world_group, 1, triple, &evens));
+  CHECK_MPI(MPI_Comm_create(MPI_COMM_WORLD, evens, &created));
+  CHECK((created != MPI_COMM_NULL) == (r % 2 == 0), "create: membership wrong");
+  if (created != MPI_COMM_NULL) {
+    CHECK(is_range(created) == 1, "MPI_Comm_create of the even ranks is not a range");
+    sum_check(created, (p + 1) / 2, "create");
+    CHECK_MPI(MPI_Comm_free(&created));
+  }
+  CHECK_MPI(MPI_Group_free(&evens));
+  CHECK_MPI(MPI_Group_free(&world_group));
+  CHECK_MPI(MPI_Comm_free(&single));
+  CHECK_MPI(MPI_Comm_free(&reversed));
+  CHECK_MPI(MPI_Comm_free(&parity));
+}
+
+/* Duplicates of MPI_COMM_SELF, all alive, each used once, then freed. */
+static void test_many(int n) {
+  MPI_Comm *comms = malloc(sizeof(MPI_Comm) * (size_t)n);
+  CHECK(comms != NULL, "out of memory");
+  for (int i = 0; i < n; ++i) {
+    CHECK_MPI(MPI_Comm_dup(MPI_COMM_SELF, &comms[i]));
+    CHECK(is_range(comms[i]) == 1, "self dup %d is not a range", i);
+  }
+  for (int i = 0; i < n; i += n / 7 + 1) sum_check(comms[i], 1, "self dup");
+  for (int i = 0; i < n; ++i) CHECK_MPI(MPI_Comm_free(&comms[i]));
+  free(comms);
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  shim_test_begin();
+  int r, p, n = argc > 1 ? atoi(argv[1]) : 3000;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  MPI_Comm_size(MPI_COMM_WORLD, &p);
+  const char *mode = getenv("RANGECOMM_MODE");
+  CHECK(mode != NULL && strcmp(mode, "accelerate") == 0, "run this with RANGECOMM_MODE=accelerate");
+  void *fn = dlsym(RTLD_DEFAULT, "MPIX_Comm_is_range");
+  CHECK(fn != NULL, "MPIX_Comm_is_range not found: librangecomm.so is not loaded");
+  memcpy(&is_range_fn, &fn, sizeof fn);
+  test_dup(r, p);
+  test_split_create(r, p);
+  test_many(n);
+  MPI_Barrier(MPI_COMM_WORLD);
+  shim_test_end();
+  MPI_Finalize();
+  if (r == 0) printf("accelerate: all checks passed on %d ranks, %d communicators alive\n", p, n);
+  return 0;
+}
