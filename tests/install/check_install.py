@@ -2,13 +2,14 @@
 """The installation, as a user outside the tree sees it (docs/getting-started.md).
 
 Installs the build into a temporary DESTDIR, copies docs/examples/ out of the tree, builds them
-with the MPI's mpicc/mpicxx and `pkg-config rangecomm` / `rangecomm-cxx` (PKG_CONFIG_PATH and
+with the MPI's mpicc/mpicxx (and mpif90, when given) and `pkg-config rangecomm` / `rangecomm-cxx` (PKG_CONFIG_PATH and
 prefix pointed at the temporary install), runs them under mpiexec at 2 and 3 ranks, and compares
 their output with values computed here. Then runs examples through the installed rangecomm-run
 launcher and checks that the library and RANGECOMM_MODE reach every rank.
 
 Usage: check_install.py --meson MESON --builddir DIR --mpi openmpi|mpich --mpicc CC
-                        --mpicxx CXX --examples DIR [--other-mpiexec EXE] -- MPIEXEC [ARGS...]
+                        --mpicxx CXX --examples DIR [--mpif90 FC] [--other-mpiexec EXE]
+                        -- MPIEXEC [ARGS...]
 """
 
 import argparse
@@ -19,6 +20,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 import expected
 
@@ -81,22 +83,37 @@ def build_examples(args, env, prefix, libdir, src, out):
     c_cflags = pkg_config(env, prefix, ['--cflags', 'rangecomm']).split()
     cxx_flags = pkg_config(env, prefix, ['--cflags', '--libs', 'rangecomm-cxx']).split()
     rpath = ['-Wl,-rpath,' + libdir]  # a prefix outside the loader's path
+    # name: commands; the last one links, with "-o name" added.
     jobs = {
-        'hello_c': [args.mpicc, '-Wall', 'hello_ranges.c'] + c_flags + rpath,
-        'preload_c': [args.mpicc, '-Wall', 'preload.c'] + c_cflags,  # no -lrangecomm
-        'hello_cxx': [args.mpicxx, '-std=c++17', '-Wall', 'hello_ranges.cpp'] + cxx_flags,
-        'sort_cxx': [args.mpicxx, '-std=c++17', '-Wall', 'sort.cpp'] + cxx_flags,
+        'hello_c': [[args.mpicc, '-Wall', 'hello_ranges.c'] + c_flags + rpath],
+        'preload_c': [[args.mpicc, '-Wall', 'preload.c'] + c_cflags],  # no -lrangecomm
+        'hello_cxx': [[args.mpicxx, '-std=c++17', '-Wall', 'hello_ranges.cpp'] + cxx_flags],
+        'sort_cxx': [[args.mpicxx, '-std=c++17', '-Wall', 'sort.cpp'] + cxx_flags],
     }
+    if args.mpif90:  # linked, and (helper with weak MPIX_ symbols) for rangecomm-run only
+        helper = os.path.join(out, 'range_helper.o')
+        weak_helper = os.path.join(out, 'range_helper_weak.o')
+        jobs['hello_f'] = [[args.mpicc, '-Wall', '-c', 'range_helper.c', '-o', helper] + c_cflags,
+                           [args.mpif90, 'hello_ranges.f90', helper] + c_flags + rpath]
+        jobs['hello_f_plain'] = [
+            [args.mpicc, '-Wall', '-DRANGECOMM_WEAK_SYMBOLS', '-c', 'range_helper.c', '-o',
+             weak_helper] + c_cflags,
+            [args.mpif90, 'hello_ranges.f90', weak_helper]]
     built = {}
 
     def compile_one(name):
         exe = os.path.join(out, name)
-        return name, exe, subprocess.run(jobs[name] + ['-o', exe], cwd=src, capture_output=True,
-                                         text=True, timeout=120)
+        for i, cmd in enumerate(jobs[name]):
+            cmd = cmd + (['-o', exe] if i == len(jobs[name]) - 1 else [])
+            r = subprocess.run(cmd, cwd=src, capture_output=True, text=True, timeout=120)
+            if r.returncode != 0:
+                break
+        return name, exe, r
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
         for name, exe, r in pool.map(compile_one, jobs):
-            print('== compile %s: %s' % (name, ' '.join(jobs[name])), flush=True)
+            print('== compile %s: %s' % (name, ' && '.join(' '.join(c) for c in jobs[name])),
+                  flush=True)
             if r.returncode != 0:
                 fail('compile ' + name, r.stdout + r.stderr)
             else:
@@ -116,7 +133,7 @@ def compare(label, want, result):
 
 def run_examples(mpiexec, built):
     programs = {'hello_c': expected.hello_c, 'hello_cxx': expected.hello_cxx,
-                'sort_cxx': expected.sort_cxx,
+                'sort_cxx': expected.sort_cxx, 'hello_f': expected.hello_f,
                 'preload_c': lambda np: expected.preload_c(np, ranges=False)}
     for name, want in programs.items():
         if name not in built:
@@ -137,6 +154,9 @@ def run_launcher(args, mpiexec, prefix, libdir, built):
     if 'hello_c' in built:  # a linked program under the launcher: library loaded once
         compare('hello_c through rangecomm-run --mode off', expected.hello_c(3),
                 run([launcher, '--mode', 'off'] + mpiexec + ['-n', '3', built['hello_c']]))
+    if 'hello_f_plain' in built:  # Fortran calls reach the library (Open MPI: via PMPI_X)
+        compare('hello_f_plain through rangecomm-run', expected.hello_f(3),
+                run([launcher] + mpiexec + ['-n', '3', built['hello_f_plain']]))
     if 'hello_cxx' in built:  # the C++ API's own core next to the library's hidden one
         compare('hello_cxx through rangecomm-run', expected.hello_cxx(3),
                 run([launcher] + mpiexec + ['-n', '3', built['hello_cxx']]))
@@ -171,12 +191,15 @@ def main():
     for option in ['--meson', '--builddir', '--mpi', '--mpicc', '--mpicxx', '--examples']:
         parser.add_argument(option, required=True)
     parser.add_argument('--other-mpiexec')
+    parser.add_argument('--mpif90')
     args = parser.parse_args(sys.argv[1:sep])
     mpiexec = sys.argv[sep + 1:]
+    started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix='rangecomm-install-') as tmp:
         prefix, env = install(args, os.path.join(tmp, 'destdir'))
         if prefix is None:
             return 1
+        installed = time.monotonic()
         libdir = pkg_config(env, prefix, ['--variable=libdir', 'rangecomm'])
         mpi = pkg_config(env, prefix, ['--variable=mpi', 'rangecomm'])
         if mpi != args.mpi:
@@ -187,8 +210,11 @@ def main():
         out = os.path.join(tmp, 'bin')
         os.mkdir(out)
         built = build_examples(args, env, prefix, libdir, src, out)
+        compiled = time.monotonic()
         run_examples(mpiexec, built)
         run_launcher(args, mpiexec, prefix, libdir, built)
+    print('seconds: install %.1f, compile %.1f, runs %.1f' % (
+        installed - started, compiled - installed, time.monotonic() - compiled))
     print('%d failure(s)' % len(failures), flush=True)
     return 1 if failures else 0
 

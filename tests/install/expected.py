@@ -54,3 +54,12 @@ def preload_c(np, ranges):
         lines.append("rank %d: rank %d in its pair, sum of the pair's world ranks %d" %
                      (r, r - first, sum(members)))
     return '\n'.join(lines) + '\n'
+
+
+def hello_f(np):
+    h = (np + 1) // 2
+    lines = ['world  half  sum in half  bcast from half rank 0']
+    for i in range(np):
+        start, n = (0, h) if i < h else (h, np - h)
+        lines.append('%5d%6d%13d%24d' % (i, i - start, sum(range(start, start + n)), 100 + start))
+    return '\n'.join(lines) + '\n'
