@@ -64,6 +64,16 @@ def pkg_config(env, prefix, words):
     return r.stdout.strip()
 
 
+def check_headers(source_root, prefix):
+    """Every public header of the tree is installed (a header added later is not forgotten)."""
+    for part in ['core', 'sort', 'shim']:
+        include = os.path.join(source_root, part, 'include')
+        for path in glob.glob(os.path.join(include, '**', '*.h*'), recursive=True):
+            installed = os.path.join(prefix, 'include', os.path.relpath(path, include))
+            if not os.path.isfile(installed):
+                fail('header not installed: ' + os.path.relpath(path, source_root))
+
+
 def check_files(prefix, libdir):
     for path in [os.path.join(libdir, 'librangecomm.so'), os.path.join(libdir, 'librangecomm_core.a'),
                  os.path.join(libdir, 'pkgconfig', 'rangecomm-cxx.pc'),
@@ -205,6 +215,7 @@ def main():
         if mpi != args.mpi:
             fail('rangecomm.pc says mpi=%s, the build is for %s' % (mpi, args.mpi))
         check_files(prefix, libdir)
+        check_headers(os.path.dirname(os.path.dirname(os.path.abspath(args.examples))), prefix)
         src = os.path.join(tmp, 'src')  # outside the tree: only the install provides headers
         shutil.copytree(args.examples, src)
         out = os.path.join(tmp, 'bin')
