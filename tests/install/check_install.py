@@ -99,6 +99,7 @@ def build_examples(args, env, prefix, libdir, src, out):
         'preload_c': [[args.mpicc, '-Wall', 'preload.c'] + c_cflags],  # no -lrangecomm
         'hello_cxx': [[args.mpicxx, '-std=c++17', '-Wall', 'hello_ranges.cpp'] + cxx_flags],
         'sort_cxx': [[args.mpicxx, '-std=c++17', '-Wall', 'sort.cpp'] + cxx_flags],
+        'many_dups': [[args.mpicc, '-Wall', 'many_dups.c']],  # plain MPI: nothing of rangecomm
     }
     if args.mpif90:  # linked, and (helper with weak MPIX_ symbols) for rangecomm-run only
         helper = os.path.join(out, 'range_helper.o')
@@ -153,6 +154,19 @@ def run_examples(mpiexec, built):
                     run(mpiexec + ['-n', str(np), built[name]]))
 
 
+def run_many_dups(args, mpiexec, launcher, exe):
+    """An unmodified program keeping 5000 MPI_COMM_SELF dups alive: all of them under
+    --mode accelerate; natively MPICH stops near 2046 (Open MPI's limit is higher)."""
+    native = run(mpiexec + ['-n', '2', exe, '5000'])
+    alive = expected.many_dups_alive(native.stdout)
+    if native.returncode != 0 or alive is None or (args.mpi == 'mpich') != (alive < 5000):
+        fail('many_dups natively: %s' % alive, native.stdout + native.stderr)
+    else:
+        print('ok: many_dups natively:', native.stdout.strip(), flush=True)
+    compare('many_dups through rangecomm-run --mode accelerate', expected.many_dups(5000, 5000),
+            run([launcher, '--mode', 'accelerate'] + mpiexec + ['-n', '2', exe, '5000']))
+
+
 def run_launcher(args, mpiexec, prefix, libdir, built):
     launcher = os.path.join(prefix, 'bin', 'rangecomm-run')
     library = os.path.realpath(os.path.join(libdir, 'librangecomm.so'))
@@ -170,6 +184,8 @@ def run_launcher(args, mpiexec, prefix, libdir, built):
     if 'hello_cxx' in built:  # the C++ API's own core next to the library's hidden one
         compare('hello_cxx through rangecomm-run', expected.hello_cxx(3),
                 run([launcher] + mpiexec + ['-n', '3', built['hello_cxx']]))
+    if 'many_dups' in built:
+        run_many_dups(args, mpiexec, launcher, built['many_dups'])
     # What each rank's environment holds (a shell as the program: no MPI needed).
     show = ['sh', '-c', 'echo "$RANGECOMM_MODE|$RANGECOMM_LANES|$LD_PRELOAD"']
     env = dict(os.environ, RANGECOMM_LANES='2')

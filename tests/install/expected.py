@@ -1,5 +1,7 @@
 """The exact output of each program in docs/examples/ at np ranks, computed independently."""
 
+import re
+
 
 def hello_c(np):
     def cell(width, v):
@@ -63,3 +65,16 @@ def hello_f(np):
         start, n = (0, h) if i < h else (h, np - h)
         lines.append('%5d%6d%13d%24d' % (i, i - start, sum(range(start, start + n)), 100 + start))
     return '\n'.join(lines) + '\n'
+
+
+def many_dups(alive, n):
+    return ('live duplicates of MPI_COMM_SELF: %d of %d on every process%s; messages ok\n' %
+            (alive, n, ' (then MPI_Comm_dup failed)' if alive < n else ''))
+
+
+def many_dups_alive(output):
+    """The count many_dups reported, if its output is well-formed for that count."""
+    m = re.match(r'live duplicates of MPI_COMM_SELF: (\d+) of (\d+)', output)
+    if not m or output != many_dups(int(m.group(1)), int(m.group(2))):
+        return None
+    return int(m.group(1))
