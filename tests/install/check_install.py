@@ -2,10 +2,11 @@
 """The installation, as a user outside the tree sees it (docs/getting-started.md).
 
 Installs the build into a temporary DESTDIR, copies docs/examples/ out of the tree, builds them
-with the MPI's mpicc/mpicxx (and mpif90, when given) and `pkg-config rangecomm` / `rangecomm-cxx` (PKG_CONFIG_PATH and
-prefix pointed at the temporary install), runs them under mpiexec at 2 and 3 ranks, and compares
-their output with values computed here. Then runs examples through the installed rangecomm-run
-launcher and checks that the library and RANGECOMM_MODE reach every rank.
+with the MPI's mpicc/mpicxx (and mpif90, when given) and `pkg-config rangecomm` /
+`rangecomm-cxx` (PKG_CONFIG_PATH and prefix pointed at the temporary install), runs them under
+mpiexec at 2 and 3 ranks, and compares their output with values computed here (expected.py).
+Then runs examples through the installed rangecomm-run launcher and checks that the library and
+RANGECOMM_MODE reach every rank.
 
 Usage: check_install.py --meson MESON --builddir DIR --mpi openmpi|mpich --mpicc CC
                         --mpicxx CXX --examples DIR [--mpif90 FC] [--other-mpiexec EXE]
@@ -75,7 +76,8 @@ def check_headers(source_root, prefix):
 
 
 def check_files(prefix, libdir):
-    for path in [os.path.join(libdir, 'librangecomm.so'), os.path.join(libdir, 'librangecomm_core.a'),
+    for path in [os.path.join(libdir, 'librangecomm.so'),
+                 os.path.join(libdir, 'librangecomm_core.a'),
                  os.path.join(libdir, 'pkgconfig', 'rangecomm-cxx.pc'),
                  os.path.join(prefix, 'include', 'rangecomm.h'),
                  os.path.join(prefix, 'include', 'rangecomm', 'rangecomm.hpp'),
