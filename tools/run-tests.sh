@@ -14,9 +14,10 @@ finish() {
   exit
 }
 
-# Configures $1 for MPI $2 (or reconfigures it, so option and meson.build changes apply).
+# Configures $1 for MPI $2 with options $3... (or reconfigures it, so option and meson.build
+# changes apply).
 configure() {
-  local dir=$1 options=(-Dmpi="$2") log
+  local dir=$1 options=(-Dmpi="$2" "${@:3}") log
   [[ ${CI:-} == true ]] && options+=(-Db_colorout=never)
   if [[ -f $dir/meson-private/coredata.dat ]]; then
     log=$(meson setup --reconfigure "$dir" "${options[@]}" 2>&1) ||
@@ -57,21 +58,25 @@ if [[ ${CI:-} == true ]]; then
   export TERM=dumb NO_COLOR=1  # plain logs: meson and Catch colour only real terminals anyway
 fi
 
-for mpi in mpich openmpi; do
-  dir=build-$mpi
+# Builds $1 for MPI $2 and runs its tests; configure options, then "--", then meson test options.
+build_and_test() {
+  local dir=$1 mpi=$2 options=() test_options=()
+  shift 2
+  while (( $# > 0 )) && [[ $1 != -- ]]; do options+=("$1"); shift; done
+  (( $# > 0 )) && shift
+  test_options=("$@")
   echo "== $dir: configure and build"
-  if ! configure "$dir" "$mpi" || ! meson compile -C "$dir"; then
-    echo "run-tests: the $mpi build failed"
+  if ! configure "$dir" "$mpi" "${options[@]}" || ! meson compile -C "$dir"; then
+    echo "run-tests: the $dir build failed"
     failed=$((failed + 1))
-    continue
+    return
   fi
 
   echo "== $dir: test"
-  testlog=$dir/meson-logs/testlog.json
+  local testlog=$dir/meson-logs/testlog.json status p='' f=''
   rm -f "$testlog"
-  meson test -C "$dir" --no-rebuild
+  meson test -C "$dir" --no-rebuild "${test_options[@]}"
   status=$?
-  p='' f=''
   [[ -f $testlog ]] && read -r p f < <(summarize "$testlog")
   if [[ -z $f ]]; then
     echo "run-tests: no test log in $dir"
@@ -82,6 +87,20 @@ for mpi in mpich openmpi; do
   fi
   passed=$((passed + p))
   failed=$((failed + f))
+}
+
+for mpi in mpich openmpi; do
+  build_and_test "build-$mpi" "$mpi"
 done
+
+# The sanitized build: AddressSanitizer with LeakSanitizer, and UndefinedBehaviorSanitizer, on
+# Open MPI at 1-4 ranks. Unoptimised, because the sanitizers make -O2 compile six times slower.
+# Runtime options and the suppressions of MPI's own leaks: tests/reliability/setup/meson.build.
+# To run another suite sanitized, add its name here.
+asan_suites=(mpi unit shim)
+asan_test_options=()
+for suite in "${asan_suites[@]}"; do asan_test_options+=(--suite "$suite"); done
+build_and_test build-asan openmpi -Db_sanitize=address,undefined -Db_lundef=false \
+  -Dbuildtype=debug -Dtest_rank_counts=1,2,3,4 -- "${asan_test_options[@]}"
 
 finish
