@@ -190,3 +190,9 @@ extern "C" int rc_hand_MPI_Errhandler_free(MPI_Errhandler* errhandler) {
   }
   return MPI_Errhandler_free(errhandler);
 }
+
+// MPICH 4.0 returns its class text (and a stray line of its own) for codes made by
+// MPI_Add_error_code even after MPI_Add_error_string; core keeps the library's messages.
+extern "C" int rc_hand_MPI_Error_string(int errorcode, char* string, int* resultlen) {
+  return rangecomm::Error_string(errorcode, string, resultlen);
+}

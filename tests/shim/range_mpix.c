@@ -86,6 +86,10 @@ static void test_errors(int wp) {
   rc = MPIX_Comm_create_range(MPI_COMM_WORLD, 0, wp + 5, 1, &out);
   CHECK_MPI(MPI_Error_string(rc, text, &len));
   note("error string: %s", text);
+  /* the library's own message, on MPICH too (whose MPI_Error_string alone loses it) */
+  CHECK(strstr(text, "rangecomm") != NULL && strstr(text, "outside") != NULL &&
+            len == (int)strlen(text),
+        "MPI_Error_string gave '%s' (%d)", text, len);
 }
 
 static void test_icomm_create_group(int wr, int wp) {
