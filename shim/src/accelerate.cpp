@@ -1,5 +1,6 @@
 // RANGECOMM_MODE=accelerate: communicators an unmodified program makes from real communicators
-// with MPI_Comm_dup, MPI_Comm_dup_with_info, MPI_Comm_split and MPI_Comm_create become range
+// with MPI_Comm_dup, MPI_Comm_dup_with_info, MPI_Comm_split, MPI_Comm_split_type
+// (MPI_COMM_TYPE_SHARED) and MPI_Comm_create become range
 // communicators when their members are a strided range of MPI_COMM_WORLD's ranks, so they cost
 // no MPI context id and no context agreement. These calls are collective over the parent, so
 // the members agree on a free nesting level with one bitwise-AND MPI_Allreduce on the parent,
@@ -81,6 +82,26 @@ int accelerated_dup(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm, bool* made)
   return raise_on(comm, rc);
 }
 
+// The ranges of a split whose (colour, key) pairs every process has: made when every group is
+// a range and a level is free everywhere; `made` false (the same everywhere) leaves it to MPI.
+int split_by_pairs(MPI_Comm comm, const RangeParent& p, const std::vector<int>& color_key,
+                   MPI_Comm* newcomm, bool* made) {
+  // A negative colour is an error MPI reports; every process sees it and lets MPI split.
+  for (int r = 0; r < p.size; ++r)
+    if (color_key[2 * r] < 0 && color_key[2 * r] != MPI_UNDEFINED) return MPI_SUCCESS;
+  SplitPlan plan = plan_split(color_key, p.rank);
+  if (!plan.all_ranges) return MPI_SUCCESS;
+  WorldRange w = in_world(p, plan.first, plan.last, plan.stride);
+  std::uint32_t mask = plan.member ? free_levels(world_range(), w.first, w.last, w.stride) : ~0u;
+  std::uint32_t common = 0;
+  if (int rc = agree_on_parent(comm, mask, &common)) return rc;
+  int level = lowest_level(common);
+  if (level == 0) return MPI_SUCCESS;
+  *made = true;
+  *newcomm = MPI_COMM_NULL;
+  return plan.member ? make_range(comm, w, level, newcomm) : MPI_SUCCESS;
+}
+
 // MPI_Comm_split of a real communicator: ranges for everyone when every group is one.
 int accelerated_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm, bool* made) {
   *made = false;
@@ -88,22 +109,41 @@ int accelerated_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm, bool
   if (!affine_parent(comm, &p)) return MPI_SUCCESS;
   std::vector<int> color_key(2 * static_cast<size_t>(p.size));
   int mine[2] = {color, key};
-  int rc = allgather_ints(comm, mine, 2, &color_key);
-  if (rc != MPI_SUCCESS) return rc;
-  // A negative colour is an error MPI reports; every process sees it and lets MPI split.
-  for (int r = 0; r < p.size; ++r)
-    if (color_key[2 * r] < 0 && color_key[2 * r] != MPI_UNDEFINED) return MPI_SUCCESS;
-  SplitPlan plan = plan_split(color_key, p.rank);
-  if (!plan.all_ranges) return MPI_SUCCESS;  // the same answer everywhere: MPI splits
-  WorldRange w = in_world(p, plan.first, plan.last, plan.stride);
-  std::uint32_t mask = plan.member ? free_levels(world_range(), w.first, w.last, w.stride) : ~0u;
-  std::uint32_t common = 0;
-  if ((rc = agree_on_parent(comm, mask, &common))) return rc;
-  int level = lowest_level(common);
-  if (level == 0) return MPI_SUCCESS;
-  *made = true;
-  *newcomm = MPI_COMM_NULL;
-  return plan.member ? make_range(comm, w, level, newcomm) : MPI_SUCCESS;
+  if (int rc = allgather_ints(comm, mine, 2, &color_key)) return rc;
+  return split_by_pairs(comm, p, color_key, newcomm, made);
+}
+
+// MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) of a real communicator: the processes of one host
+// (same MPI_Get_processor_name) are one group, ordered by key; the colour is the lowest parent
+// rank on the host. Other split types stay with MPI.
+int accelerated_split_type(MPI_Comm comm, int type, int key, MPI_Comm* newcomm, bool* made) {
+  *made = false;
+  RangeParent p;
+  if ((type != MPI_COMM_TYPE_SHARED && type != MPI_UNDEFINED) || !affine_parent(comm, &p))
+    return MPI_SUCCESS;
+  // Every process learns every host name and key (an MPI_UNDEFINED type takes no part).
+  const int width = MPI_MAX_PROCESSOR_NAME + 2;  // name, then the flag and the key
+  std::vector<int> mine(width, 0), all(static_cast<size_t>(width) * p.size);
+  char name[MPI_MAX_PROCESSOR_NAME] = {};
+  int len = 0;
+  MPI_Get_processor_name(name, &len);
+  for (int i = 0; i < len; ++i) mine[i] = static_cast<unsigned char>(name[i]);
+  mine[width - 2] = type == MPI_UNDEFINED;
+  mine[width - 1] = key;
+  if (int rc = allgather_ints(comm, mine.data(), width, &all)) return rc;
+  std::vector<int> color_key(2 * static_cast<size_t>(p.size));
+  for (int r = 0; r < p.size; ++r) {
+    const int* row = &all[static_cast<size_t>(r) * width];
+    int color = MPI_UNDEFINED;
+    for (int q = 0; q <= r && !row[width - 2]; ++q)
+      if (std::equal(row, row + width - 2, &all[static_cast<size_t>(q) * width])) {
+        color = q;
+        break;
+      }
+    color_key[2 * r] = color;
+    color_key[2 * r + 1] = row[width - 1];
+  }
+  return split_by_pairs(comm, p, color_key, newcomm, made);
 }
 
 // MPI_Comm_create of a real communicator (each process may pass its own group, MPI-2.2).
@@ -180,6 +220,20 @@ extern "C" int rc_hand_MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Com
   if (UNLIKELY(rangecomm::Progress_needed()))
     return rc_blocking_MPI_Comm_split(comm, color, key, newcomm);
   return MPI_Comm_split(comm, color, key, newcomm);
+}
+
+extern "C" int rc_hand_MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
+                                           MPI_Comm* newcomm) {
+  if (UNLIKELY(rc_is_fake_comm(comm)))
+    return rc_fake_MPI_Comm_split_type(comm, split_type, key, info, newcomm);
+  if (UNLIKELY(g_accelerate)) {
+    bool made = false;
+    int rc = accelerated_split_type(comm, split_type, key, newcomm, &made);
+    if (made || rc != MPI_SUCCESS) return rc;
+  }
+  if (UNLIKELY(rangecomm::Progress_needed()))
+    return rc_blocking_MPI_Comm_split_type(comm, split_type, key, info, newcomm);
+  return MPI_Comm_split_type(comm, split_type, key, info, newcomm);
 }
 
 extern "C" int rc_hand_MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {

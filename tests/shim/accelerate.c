@@ -88,6 +88,14 @@ static void test_split_create(int r, int p) {
   CHECK_MPI(MPI_Comm_split(MPI_COMM_WORLD, r, 0, &single));
   CHECK(is_range(single) == 1, "a single-member split is not a range");
   sum_check(single, 1, "single");
+  /* one host here: MPI_COMM_TYPE_SHARED gives everyone, in key order */
+  MPI_Comm node;
+  CHECK_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, r, MPI_INFO_NULL, &node));
+  CHECK(is_range(node) == 1, "MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) is not a range");
+  CHECK_MPI(MPI_Comm_rank(node, &rank));
+  CHECK(rank == r, "shared split rank %d", rank);
+  sum_check(node, p, "shared split");
+  CHECK_MPI(MPI_Comm_free(&node));
   /* MPI_Comm_create of the even ranks */
   MPI_Group world_group, evens;
   int triple[1][3] = {{0, p - 1, 2}};
