@@ -131,8 +131,11 @@ EXPERIMENTS = [
                             "preload"),
                           H("pass-through ping-pong 8 B", "passthrough_pingpong", ("native",),
                             "preload")]),
-    # Placeholder until its driver lands: set quick parameters (and headlines) then.
-    Experiment("stress", "Stress and limits (reliability)", "stress_bench"),
+    Experiment("stress", "Stress: 10^7 create/free cycles of a range, heap growth over them",
+               "stress_bench", [], quick=["--cycles", "100000", "--native-cycles", "50"],
+               headlines=[H("create+free cycle (us)", "stress_cycle", ("native",), "range"),
+                          H("heap growth over the cycles (bytes)", "stress_growth", ("native",),
+                            "range")]),
 ]
 
 # Which way is better, by unit: the summary says "faster", "more" or "fewer" accordingly.
