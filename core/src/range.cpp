@@ -2,6 +2,7 @@
 
 #include <climits>
 #include <cstdlib>
+#include <new>
 
 #include "errors.hpp"
 #include "matching.hpp"
@@ -177,6 +178,11 @@ int Split_Comm(const Comm& parent_comm, int first, int last, int stride, Comm* o
   return Split_Comm_below(parent_comm, first, last, stride, 1, out);
 }
 
+namespace {
+int make_range(const std::shared_ptr<RangeState>& parent, int first, int last, int stride,
+               int levels, MPI_Comm errcomm, Comm* out);
+}  // namespace
+
 int Split_Comm_below(const Comm& parent_comm, int first, int last, int stride, int levels,
                      Comm* out) {
   if (out == nullptr) return detail::raise(MPI_COMM_WORLD, MPI_ERR_ARG, "Split_Comm: out is null");
@@ -204,6 +210,19 @@ int Split_Comm_below(const Comm& parent_comm, int first, int last, int stride, i
   *out = Comm();
   int me = parent->rank;
   if (me < first || me > last || (me - first) % stride != 0) return MPI_SUCCESS;
+  try {
+    return make_range(parent, first, last, stride, levels, errcomm, out);
+  } catch (const std::bad_alloc&) {
+    return detail::raise(errcomm, MPI_ERR_NO_MEM, "Split_Comm: out of memory for a new range");
+  }
+}
+
+namespace {
+
+// The part of Split_Comm_below that allocates (the new range and its entry in the clash table).
+int make_range(const std::shared_ptr<RangeState>& parent, int first, int last, int stride,
+               int levels, MPI_Comm errcomm, Comm* out) {
+  int me = parent->rank;
   auto s = std::make_shared<RangeState>();
   s->channel = parent->channel;
   s->size = (last - first) / stride + 1;
@@ -219,6 +238,8 @@ int Split_Comm_below(const Comm& parent_comm, int first, int last, int stride, i
   *out = CommAccess::make(std::move(s));
   return MPI_SUCCESS;
 }
+
+}  // namespace
 
 std::uint32_t Comm_context(const Comm& comm) {
   return comm.is_null() ? 0 : comm.state()->ctx;

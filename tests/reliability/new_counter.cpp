@@ -12,8 +12,12 @@ namespace {
 // every fundamental type (over-aligned types use the aligned forms, which are not replaced).
 constexpr std::size_t kHeader = 16;
 std::atomic<long long> g_live{0};
+std::atomic<long long> g_fail_at{-1};  // allocations left before one fails; -1: never
 
 void* allocate(std::size_t size) {
+  if (g_fail_at.load(std::memory_order_relaxed) >= 0 &&
+      g_fail_at.fetch_sub(1, std::memory_order_relaxed) == 0)
+    return nullptr;  // an injected out-of-memory (reltest::fail_allocation_after)
   void* raw = std::malloc(size + kHeader);
   if (!raw) return nullptr;
   *static_cast<std::size_t*>(raw) = size;
@@ -38,6 +42,7 @@ void* allocate_or_throw(std::size_t size) {
 
 namespace reltest {
 long long cxx_bytes_in_use() { return g_live.load(std::memory_order_relaxed); }
+void fail_allocation_after(long long n) { g_fail_at.store(n, std::memory_order_relaxed); }
 }  // namespace reltest
 
 void* operator new(std::size_t size) { return allocate_or_throw(size); }

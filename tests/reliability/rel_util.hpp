@@ -27,6 +27,9 @@ namespace reltest {
 // Bytes held by C++ code through operator new (rangecomm's and the test's, not MPI's, which
 // uses malloc). Defined by new_counter.cpp: only programs linked with it may call this.
 long long cxx_bytes_in_use();
+// Makes the operator new call after the next n fail (throw std::bad_alloc); n < 0 turns the
+// injection off. Also defined by new_counter.cpp.
+void fail_allocation_after(long long n);
 
 // Bytes the process has allocated and not freed: the sanitizer allocator's count in sanitized
 // builds, glibc's otherwise. Both count every live block, MPI's included.

@@ -268,3 +268,27 @@ TEST_CASE("attach/detach cycles of a root communicator") {
     return ok && got == i && sum == p * (p - 1) / 2;
   });
 }
+
+TEST_CASE("out of memory while making a range is MPI_ERR_NO_MEM, leaks nothing, and passes") {
+  Comm w = reltest::world();
+  const int p = w.size();
+  bool first_failed = false;
+  check_cycles("out of memory", 20, 200, [&](int i) {
+    Comm c;
+    reltest::fail_allocation_after(i % 4);  // the 1st, 2nd, ... allocation of the creation fails
+    const int rc = rangecomm::Split_Comm(w, 0, p - 1, &c);
+    reltest::fail_allocation_after(-1);
+    bool ok = true;
+    if (rc != MPI_SUCCESS) {
+      ok = reltest::error_class(rc) == MPI_ERR_NO_MEM && c.is_null();
+      if (i % 4 == 0) first_failed = true;
+    } else {
+      ok = !c.is_null() && c.size() == p;
+    }
+    c = Comm();
+    Comm again;  // nothing of a failed attempt is left registered: the same range works
+    ok = rangecomm::Split_Comm(w, 0, p - 1, &again) == MPI_SUCCESS && !again.is_null() && ok;
+    return ok;
+  });
+  CHECK(first_failed);  // the injection did reach the creation
+}
