@@ -115,7 +115,9 @@ class Engine {
   }
 
   int finish_counts(TaskT& t) {
-    if (B::rank(t.comm) == 0) t.count_before = 0;
+    finish_prefix(t, true);
+    t.count_before = t.pre_before;
+    t.count_total = t.pre_total;
     ctx_.sp = SampleParams{t.params[0], t.params[1], t.params[2], t.params[3]};
     ctx_.max_chunk = t.params[4];
     ctx_.layout = Layout(t.count_total, ctx_.p);

@@ -1,7 +1,8 @@
 // One distributed level of Janus Quicksort on one group, as a chain of nonblocking steps so that
 // a janus process can run the levels of its two groups at the same time (paper 001, Sec. VII):
 //
-//   counts        (first level only) prefix sum and total of the input counts, parameters
+//   counts        (first level only) prefix sum and total of the input counts, parameters;
+//                 for groups up to kSlotSumsMax one all-reduce of a slot per member
 //   samples       every member draws the same random global positions; the holders fill them
 //                 in and one bitwise-OR all-reduce gives everybody the sample; the pivot is its
 //                 median under the order (element, global position), so duplicates split
@@ -54,6 +55,8 @@ struct Context {
   }
 };
 
+constexpr int kParams = 5;  // sample parameters and chunk size of rank 0
+
 enum class Phase { counts, samples, split_counts, exchange, done };
 
 template <class T, class B>
@@ -68,8 +71,10 @@ struct Task {
   Phase phase = Phase::samples;
   std::vector<typename B::Request> reqs;
 
-  std::int64_t count = 0, count_before = 0, count_total = 0;  // first level
-  std::int64_t params[5] = {0, 0, 0, 0, 0};  // rank 0's sample parameters and chunk size
+  std::int64_t count_before = 0, count_total = 0;  // first level
+  std::int64_t params[kParams] = {0, 0, 0, 0, 0};  // rank 0's sample parameters and chunk size
+  std::int64_t pre_value = 0, pre_before = 0, pre_total = 0;  // start_prefix / finish_prefix
+  std::vector<std::int64_t> sums_in, sums_out;                 // one slot per member
 
   std::vector<std::int64_t> sample_pos;
   std::vector<T> sample_mine, sample_all;
@@ -90,24 +95,63 @@ struct Task {
   }
 };
 
+// Groups of up to this many members get the prefix sum and the total of a count from one
+// all-reduce of a vector with one slot per member: one round of messages instead of an exscan
+// and an all-reduce (on few cores every extra round costs context switches). Larger groups use
+// the two O(1)-sized collectives, so the messages do not grow with the group.
+constexpr int kSlotSumsMax = 256;
+
+// Starts the prefix sum (t.pre_before) and total (t.pre_total) of `value` over t.comm. With
+// `with_params`, rank 0's t.params ride along (zero slots of the others add nothing).
+template <class T, class C, class B>
+int start_prefix(C& ctx, Task<T, B>& t, std::int64_t value, bool with_params) {
+  const int q = B::size(t.comm), r = B::rank(t.comm);
+  const int extra = with_params ? kParams : 0;
+  t.pre_value = value;
+  if (q <= kSlotSumsMax) {
+    t.sums_in.assign(static_cast<std::size_t>(q + extra), 0);
+    t.sums_out.assign(t.sums_in.size(), 0);
+    t.sums_in[r] = value;
+    if (r == 0) std::copy(t.params, t.params + extra, t.sums_in.begin() + q);
+    t.reqs.resize(1);
+    return ctx.b.iallreduce(t.sums_in.data(), t.sums_out.data(), q + extra, MPI_INT64_T, MPI_SUM,
+                            t.comm, &t.reqs[0]);
+  }
+  t.reqs.resize(with_params ? 3 : 2);
+  int err = ctx.b.iexscan_sum(&t.pre_value, &t.pre_before, 1, t.comm, &t.reqs[0]);
+  if (err == MPI_SUCCESS)
+    err = ctx.b.iallreduce(&t.pre_value, &t.pre_total, 1, MPI_INT64_T, MPI_SUM, t.comm,
+                           &t.reqs[1]);
+  if (err == MPI_SUCCESS && with_params)
+    err = ctx.b.ibcast(t.params, kParams, MPI_INT64_T, 0, t.comm, &t.reqs[2]);
+  return err;
+}
+
+// After start_prefix's operations completed: fills t.pre_before, t.pre_total (and t.params).
+template <class T, class B>
+void finish_prefix(Task<T, B>& t, bool with_params) {
+  const int q = B::size(t.comm), r = B::rank(t.comm);
+  if (r == 0) t.pre_before = 0;  // MPI leaves Exscan undefined on rank 0
+  if (t.sums_out.empty()) return;
+  t.pre_before = std::accumulate(t.sums_out.begin(), t.sums_out.begin() + r, std::int64_t{0});
+  t.pre_total = std::accumulate(t.sums_out.begin(), t.sums_out.begin() + q, std::int64_t{0});
+  if (with_params) std::copy(t.sums_out.begin() + q, t.sums_out.begin() + q + kParams, t.params);
+  t.sums_in.clear();
+  t.sums_out.clear();
+}
+
 // First level: the input is anywhere, so positions come from a prefix sum of the counts. Rank
 // 0's sampling parameters travel along, so every member draws the same sample, and so does its
 // message size limit, so that both sides of a transfer cut it alike.
 template <class T, class C, class B>
 int start_counts(C& ctx, Task<T, B>& t) {
-  t.count = static_cast<std::int64_t>(t.data.size());
   t.params[0] = ctx.sp.per_log_p;
   t.params[1] = ctx.sp.elements_per_sample;
   t.params[2] = ctx.sp.min;
   t.params[3] = ctx.sp.seed;
   t.params[4] = ctx.max_chunk;
-  t.reqs.resize(3);
-  int err = ctx.b.iexscan_sum(&t.count, &t.count_before, 1, t.comm, &t.reqs[0]);
-  if (err == MPI_SUCCESS)
-    err = ctx.b.iallreduce(&t.count, &t.count_total, 1, MPI_INT64_T, MPI_SUM, t.comm, &t.reqs[1]);
-  if (err == MPI_SUCCESS) err = ctx.b.ibcast(t.params, 5, MPI_INT64_T, 0, t.comm, &t.reqs[2]);
   t.phase = Phase::counts;
-  return err;
+  return start_prefix(ctx, t, static_cast<std::int64_t>(t.data.size()), true);
 }
 
 template <class T, class C, class B>
@@ -161,12 +205,8 @@ int start_split_counts(C& ctx, Task<T, B>& t) {
   }
   std::vector<T>().swap(t.data);
   t.small = s;
-  t.reqs.resize(2);
-  int err = ctx.b.iexscan_sum(&t.small, &t.small_before, 1, t.comm, &t.reqs[0]);
-  if (err == MPI_SUCCESS)
-    err = ctx.b.iallreduce(&t.small, &t.small_total, 1, MPI_INT64_T, MPI_SUM, t.comm, &t.reqs[1]);
   t.phase = Phase::split_counts;
-  return err;
+  return start_prefix(ctx, t, s, false);
 }
 
 // Sends out[from..from+count) to global positions first_pos.. (their owners); what stays here is
@@ -192,7 +232,9 @@ int send_run(C& ctx, Task<T, B>& t, std::int64_t from, std::int64_t count, std::
 
 template <class T, class C, class B>
 int start_exchange(C& ctx, Task<T, B>& t) {
-  if (B::rank(t.comm) == 0) t.small_before = 0;  // MPI leaves Exscan undefined on rank 0
+  finish_prefix(t, false);
+  t.small_before = t.pre_before;
+  t.small_total = t.pre_total;
   if (t.small_total == 0) {
     // The pivot was the smallest element: move it alone to the left, so the group shrinks.
     t.small_total = 1;
