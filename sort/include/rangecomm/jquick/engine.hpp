@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "rangecomm/jquick/base_case.hpp"
+#include "rangecomm/jquick/first_level.hpp"
 #include "rangecomm/jquick/level.hpp"
 
 namespace rangecomm::jquick {
@@ -59,7 +60,8 @@ class Engine {
     t->owns_comm = false;
     t->data = std::move(data);
     data.clear();
-    int err = start_counts(ctx_, *t);
+    int err = B::size(t->comm) <= kSlotSumsMax ? start_first_level(ctx_, *t)
+                                               : start_counts(ctx_, *t);
     tasks_.push_back(std::move(t));
     return err;
   }
@@ -115,9 +117,14 @@ class Engine {
   }
 
   int finish_counts(TaskT& t) {
-    finish_prefix(t, true);
-    t.count_before = t.pre_before;
-    t.count_total = t.pre_total;
+    const bool fused = !t.first_out.empty();
+    if (fused) {
+      finish_first_counts(t);
+    } else {
+      finish_prefix(t, true);
+      t.count_before = t.pre_before;
+      t.count_total = t.pre_total;
+    }
     ctx_.sp = SampleParams{t.params[0], t.params[1], t.params[2], t.params[3]};
     ctx_.max_chunk = t.params[4];
     ctx_.layout = Layout(t.count_total, ctx_.p);
@@ -129,7 +136,7 @@ class Engine {
       return MPI_SUCCESS;
     }
     note_level(t);
-    return start_samples(ctx_, t);
+    return fused ? start_first_partition(ctx_, t) : start_samples(ctx_, t);
   }
 
   // Counts a level; it is a janus level when another group of this process is running too.

@@ -75,6 +75,7 @@ struct Task {
   std::int64_t params[kParams] = {0, 0, 0, 0, 0};  // rank 0's sample parameters and chunk size
   std::int64_t pre_value = 0, pre_before = 0, pre_total = 0;  // start_prefix / finish_prefix
   std::vector<std::int64_t> sums_in, sums_out;                 // one slot per member
+  std::vector<unsigned char> first_in, first_out;              // first_level.hpp
 
   std::vector<std::int64_t> sample_pos;
   std::vector<T> sample_mine, sample_all;
@@ -177,6 +178,9 @@ int start_samples(C& ctx, Task<T, B>& t) {
                           static_cast<int>(k * sizeof(T)), MPI_BYTE, MPI_BOR, t.comm, &t.reqs[0]);
 }
 
+template <class T, class C, class B>
+int start_partition(C& ctx, Task<T, B>& t);
+
 // The pivot is the sample's median; then partition by (element, position) < (pivot, pos).
 template <class T, class C, class B>
 int start_split_counts(C& ctx, Task<T, B>& t) {
@@ -191,7 +195,12 @@ int start_split_counts(C& ctx, Task<T, B>& t) {
   std::vector<T>().swap(t.sample_all);
   std::vector<T>().swap(t.sample_mine);
   std::vector<std::int64_t>().swap(t.sample_pos);
+  return start_partition(ctx, t);
+}
 
+// Partition by (element, position) < (t.pivot, t.pivot_pos), then count the small elements.
+template <class T, class C, class B>
+int start_partition(C& ctx, Task<T, B>& t) {
   const std::int64_t held = static_cast<std::int64_t>(t.data.size());
   t.out.resize(t.data.size());
   std::int64_t s = 0, e = held;
