@@ -60,8 +60,8 @@ class Engine {
     t->owns_comm = false;
     t->data = std::move(data);
     data.clear();
-    int err = B::size(t->comm) <= kSlotSumsMax ? start_first_level(ctx_, *t)
-                                               : start_counts(ctx_, *t);
+    int err =
+        B::size(t->comm) <= kSlotSumsMax ? start_first_level(ctx_, *t) : start_counts(ctx_, *t);
     tasks_.push_back(std::move(t));
     return err;
   }

@@ -104,8 +104,7 @@ int start_first_partition(C& ctx, Task<T, B>& t) {
     for (std::int64_t j = 0; j < u; ++j) {
       std::size_t slot = i * L.s + j;
       Entry x;
-      std::memcpy(static_cast<void*>(&x.value), &t.first_out[L.vals + sizeof(T) * slot],
-                  sizeof(T));
+      std::memcpy(static_cast<void*>(&x.value), &t.first_out[L.vals + sizeof(T) * slot], sizeof(T));
       x.pos = before + get64(t.first_out, L.idx + 8 * slot) - 1;
       x.weight = static_cast<double>(c) / static_cast<double>(u);
       e.push_back(x);

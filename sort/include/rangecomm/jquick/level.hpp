@@ -74,8 +74,8 @@ struct Task {
   std::int64_t count_before = 0, count_total = 0;  // first level
   std::int64_t params[kParams] = {0, 0, 0, 0, 0};  // rank 0's sample parameters and chunk size
   std::int64_t pre_value = 0, pre_before = 0, pre_total = 0;  // start_prefix / finish_prefix
-  std::vector<std::int64_t> sums_in, sums_out;                 // one slot per member
-  std::vector<unsigned char> first_in, first_out;              // first_level.hpp
+  std::vector<std::int64_t> sums_in, sums_out;                // one slot per member
+  std::vector<unsigned char> first_in, first_out;             // first_level.hpp
 
   std::vector<std::int64_t> sample_pos;
   std::vector<T> sample_mine, sample_all;
@@ -121,8 +121,7 @@ int start_prefix(C& ctx, Task<T, B>& t, std::int64_t value, bool with_params) {
   t.reqs.resize(with_params ? 3 : 2);
   int err = ctx.b.iexscan_sum(&t.pre_value, &t.pre_before, 1, t.comm, &t.reqs[0]);
   if (err == MPI_SUCCESS)
-    err = ctx.b.iallreduce(&t.pre_value, &t.pre_total, 1, MPI_INT64_T, MPI_SUM, t.comm,
-                           &t.reqs[1]);
+    err = ctx.b.iallreduce(&t.pre_value, &t.pre_total, 1, MPI_INT64_T, MPI_SUM, t.comm, &t.reqs[1]);
   if (err == MPI_SUCCESS && with_params)
     err = ctx.b.ibcast(t.params, kParams, MPI_INT64_T, 0, t.comm, &t.reqs[2]);
   return err;
