@@ -95,6 +95,14 @@ bool Channel::register_range(RangeState* range, const RangeState** clash) {
   return true;
 }
 
+bool Channel::context_free_for(const RangeState& range) const {
+  auto it = live_.find(range.ctx);
+  if (it == live_.end()) return true;
+  for (const RangeState* other : it->second)
+    if (other != &range && common_members_upto2(range, *other) >= 2) return false;
+  return true;
+}
+
 void Channel::unregister_range(RangeState* range) {
   auto it = live_.find(range->ctx);
   if (it == live_.end()) return;

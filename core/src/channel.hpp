@@ -55,6 +55,8 @@ class Channel {
   // wire; register() refuses it and names the other range in *clash.
   bool register_range(RangeState* range, const RangeState** clash);
   void unregister_range(RangeState* range);
+  // Whether range (not registered) could be registered now without a clash.
+  bool context_free_for(const RangeState& range) const;
   // The live range with context ctx that has root rank `root_source` as a member.
   RangeState* find_range(std::uint32_t ctx, int root_source) const;
 

@@ -1,8 +1,11 @@
 #include "range.hpp"
 
+#include <algorithm>
 #include <climits>
 #include <cstdlib>
+#include <cstdio>
 #include <new>
+#include <string>
 
 #include "errors.hpp"
 #include "matching.hpp"
@@ -45,7 +48,20 @@ long long crt(long long a, long long m, long long b, long long n, long long* lcm
 
 }  // namespace
 
-int common_members_upto2(const RangeState& a, const RangeState& b) {
+GroupTable::GroupTable(std::vector<int> members) : roots(std::move(members)) {
+  by_root.reserve(roots.size());
+  for (size_t i = 0; i < roots.size(); ++i) by_root.emplace_back(roots[i], static_cast<int>(i));
+  std::sort(by_root.begin(), by_root.end());
+}
+
+int GroupTable::find(int root_rank) const {
+  auto it = std::lower_bound(by_root.begin(), by_root.end(), std::pair{root_rank, INT_MIN});
+  return it != by_root.end() && it->first == root_rank ? it->second : MPI_UNDEFINED;
+}
+
+namespace {
+
+int common_strided(const RangeState& a, const RangeState& b) {
   long long lo = std::max(a.first, b.first), hi = std::min(a.last(), b.last());
   if (lo > hi) return 0;
   long long sa = a.size > 1 ? a.stride : 1, sb = b.size > 1 ? b.stride : 1;
@@ -55,6 +71,90 @@ int common_members_upto2(const RangeState& a, const RangeState& b) {
   long long first_common = x + (floor_div(lo - x - 1, step) + 1) * step;  // smallest >= lo
   if (first_common > hi) return 0;
   return first_common + step <= hi ? 2 : 1;
+}
+
+}  // namespace
+
+int common_members_upto2(const RangeState& a, const RangeState& b) {
+  if (!a.table && !b.table) return common_strided(a, b);
+  // A table is walked member by member: O(size) at creation, like the table itself.
+  const RangeState& walk = a.table && (!b.table || a.size <= b.size) ? a : b;
+  const RangeState& other = &walk == &a ? b : a;
+  int common = 0;
+  for (int r = 0; r < walk.size && common < 2; ++r)
+    common += other.from_root(walk.to_root(r)) != MPI_UNDEFINED;
+  return common;
+}
+
+namespace {
+// Describes a communicator's members for clash messages.
+std::string describe(const RangeState& s) {
+  char text[160];
+  if (s.table)
+    std::snprintf(text, sizeof text, "group of %d members from root rank %d to %d, depth %d",
+                  s.size, s.first, s.last(), s.depth);
+  else
+    std::snprintf(text, sizeof text, "range first %d, stride %d, size %d, depth %d", s.first,
+                  s.stride, s.size, s.depth);
+  return text;
+}
+
+// A table's stand-in for the stride field of its context: a hash of its members.
+int table_code(const GroupTable& t) {
+  std::uint32_t h = 2166136261u;
+  for (int r : t.roots) h = (h ^ static_cast<std::uint32_t>(r)) * 16777619u;
+  return static_cast<int>(h >> 1);
+}
+}  // namespace
+
+bool try_register_range(RangeState& s, std::string* clash) {
+  if (s.size < 2) return true;  // a single member only ever talks to itself, off the wire
+  const RangeState* other = nullptr;
+  if (!s.channel->register_range(&s, &other)) {
+    if (clash) *clash = describe(*other);
+    return false;
+  }
+  s.registered = true;
+  return true;
+}
+
+int register_range(RangeState& s, MPI_Comm errcomm) {
+  std::string other;
+  if (try_register_range(s, &other)) return MPI_SUCCESS;
+  return raise(errcomm, MPI_ERR_COMM,
+               "Split_Comm: the new communicator (%s) has the same context as the live %s and "
+               "shares two or more members with it; they cannot be told apart (see "
+               "docs/tag-layout.md)",
+               describe(s).c_str(), other.c_str());
+}
+
+void set_context(RangeState& s) {
+  const auto& layout = s.channel->layout();
+  s.ctx = layout.context(s.depth, s.first, s.last(), s.table ? table_code(*s.table) : s.stride);
+  s.lane = layout.lane_of(s.ctx);
+  s.tag_base = layout.tag_base(s.ctx);
+}
+
+void set_members(RangeState& s, std::vector<int> roots) {
+  s.size = static_cast<int>(roots.size());
+  s.first = roots.front();
+  int stride = s.size > 1 ? roots[1] - roots[0] : 1;
+  bool strided = stride >= 1;
+  for (int i = 2; i < s.size && strided; ++i) strided = roots[i] - roots[i - 1] == stride;
+  if (strided) {
+    s.stride = stride;
+    s.table = nullptr;
+  } else {
+    s.stride = 0;
+    s.table = std::make_shared<const GroupTable>(std::move(roots));
+  }
+}
+
+void set_parent(RangeState& s, const RangeState& parent) {
+  s.channel = parent.channel;
+  s.parent_first = parent.first;
+  s.parent_stride = parent.stride;
+  s.parent_table = parent.table;
 }
 
 }  // namespace rangecomm::detail
@@ -71,13 +171,18 @@ int Comm::rank_in_root(int r) const {
 }
 int Comm::rank_in_parent(int r) const {
   if (!state_ || r < 0 || r >= state_->size) return MPI_UNDEFINED;
-  return (state_->to_root(r) - state_->parent_first) / state_->parent_stride;
+  int root = state_->to_root(r);
+  if (state_->parent_table) return state_->parent_table->find(root);
+  return (root - state_->parent_first) / state_->parent_stride;
 }
 int Comm::rank_from_root(int root_rank) const {
   return state_ ? state_->from_root(root_rank) : MPI_UNDEFINED;
 }
 int Comm::root_first() const { return state_ ? state_->first : MPI_UNDEFINED; }
-int Comm::root_stride() const { return state_ ? state_->stride : MPI_UNDEFINED; }
+int Comm::root_stride() const {
+  return state_ && !state_->table ? state_->stride : MPI_UNDEFINED;
+}
+bool Comm::is_strided_range() const { return state_ && !state_->table; }
 int Comm::depth() const { return state_ ? state_->depth : MPI_UNDEFINED; }
 MPI_Comm Comm::root_mpi_comm() const { return state_ ? state_->channel->user() : MPI_COMM_NULL; }
 
@@ -115,29 +220,6 @@ int attachment_keyval() {
   return keyval;
 }
 
-// Registers a new range with two or more members; a context clash is an error, never silent.
-int register_range(RangeState& s, MPI_Comm errcomm) {
-  if (s.size < 2) return MPI_SUCCESS;  // a single member only ever talks to itself, off the wire
-  const RangeState* other = nullptr;
-  if (!s.channel->register_range(&s, &other))
-    return detail::raise(
-        errcomm, MPI_ERR_COMM,
-        "Split_Comm: range (first %d, stride %d, size %d, depth %d) has the same context as the "
-        "live range (first %d, stride %d, size %d, depth %d) and shares two or more members "
-        "with it; they cannot be told apart (see docs/tag-layout.md)",
-        s.first, s.stride, s.size, s.depth, other->first, other->stride, other->size,
-        other->depth);
-  s.registered = true;
-  return MPI_SUCCESS;
-}
-
-void set_context(RangeState& s) {
-  const auto& layout = s.channel->layout();
-  s.ctx = layout.context(s.depth, s.first, s.last(), s.stride);
-  s.lane = layout.lane_of(s.ctx);
-  s.tag_base = layout.tag_base(s.ctx);
-}
-
 }  // namespace
 
 int Create_Comm(MPI_Comm mpi_comm, Comm* out) {
@@ -166,8 +248,8 @@ int Create_Comm(MPI_Comm mpi_comm, Comm* out) {
   s->channel = attachment->channel;
   s->size = s->channel->root_size();
   s->rank = s->channel->root_rank();
-  set_context(*s);
-  rc = register_range(*s, mpi_comm);
+  detail::set_context(*s);
+  rc = detail::register_range(*s, mpi_comm);
   if (rc != MPI_SUCCESS) return rc;
   attachment->root = s;
   *out = CommAccess::make(std::move(s));
@@ -224,16 +306,22 @@ int make_range(const std::shared_ptr<RangeState>& parent, int first, int last, i
                int levels, MPI_Comm errcomm, Comm* out) {
   int me = parent->rank;
   auto s = std::make_shared<RangeState>();
-  s->channel = parent->channel;
+  set_parent(*s, *parent);
   s->size = (last - first) / stride + 1;
-  s->first = parent->to_root(first);
-  s->stride = s->size > 1 ? parent->stride * stride : 1;
   s->rank = (me - first) / stride;
-  s->parent_first = parent->first;
-  s->parent_stride = parent->stride;
+  if (parent->table) {
+    // A range of a general group: its members are a table again, unless they happen to be
+    // evenly spaced on the root. O(size), unlike a range of a range.
+    std::vector<int> roots(static_cast<size_t>(s->size));
+    for (int i = 0; i < s->size; ++i) roots[i] = parent->to_root(first + i * stride);
+    set_members(*s, std::move(roots));
+  } else {
+    s->first = parent->to_root(first);
+    s->stride = s->size > 1 ? parent->stride * stride : 1;
+  }
   s->depth = parent->depth + levels;
-  set_context(*s);
-  int rc = register_range(*s, errcomm);
+  detail::set_context(*s);
+  int rc = detail::register_range(*s, errcomm);
   if (rc != MPI_SUCCESS) return rc;
   *out = CommAccess::make(std::move(s));
   return MPI_SUCCESS;

@@ -5,6 +5,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "channel.hpp"
 #include "rangecomm/comm.hpp"
@@ -13,10 +16,24 @@ namespace rangecomm::detail {
 
 struct MatchState;
 
+// The members of a communicator that is not a strided range of its root (a general group from
+// Icomm_create_group, or a range of one): root ranks in rank order, and the same pairs sorted by
+// root rank for the reverse lookup.
+struct GroupTable {
+  std::vector<int> roots;
+  std::vector<std::pair<int, int>> by_root;  // (root rank, rank), sorted
+
+  explicit GroupTable(std::vector<int> members);
+  int find(int root_rank) const;  // rank of root_rank, or MPI_UNDEFINED
+};
+
 struct RangeState {
   std::shared_ptr<Channel> channel;
-  // Members are root ranks first + i * stride for i in 0..size-1.
+  // Members are root ranks first + i * stride for i in 0..size-1, or table->roots[i] when
+  // there is a table (then first is the first member and stride 0).
   int first = 0, stride = 1, size = 0;
+  std::shared_ptr<const GroupTable> table;
+  std::shared_ptr<const GroupTable> parent_table;  // the parent's, when the parent has one
   int rank = MPI_UNDEFINED;  // this process's rank in the range
   int parent_first = 0, parent_stride = 1;
   int depth = 0;
@@ -32,10 +49,11 @@ struct RangeState {
   RangeState(const RangeState&) = delete;
   RangeState& operator=(const RangeState&) = delete;
 
-  int last() const { return first + (size - 1) * stride; }
-  int to_root(int r) const { return first + r * stride; }
+  int last() const { return table ? table->roots.back() : first + (size - 1) * stride; }
+  int to_root(int r) const { return table ? table->roots[r] : first + r * stride; }
   // Rank of a root rank in this range, or MPI_UNDEFINED.
   int from_root(int root_rank) const {
+    if (table) return table->find(root_rank);
     int d = root_rank - first;
     if (d < 0 || d % stride != 0 || d / stride >= size) return MPI_UNDEFINED;
     return d / stride;
@@ -47,6 +65,18 @@ struct RangeState {
 
 // Number of members two ranges have in common, counting at most two: 0, 1 or 2 (= "2 or more").
 int common_members_upto2(const RangeState& a, const RangeState& b);
+
+// Registers s in its channel's clash table (ranges of two or more members). On a clash with a
+// live communicator returns false and describes that one in *clash.
+bool try_register_range(RangeState& s, std::string* clash);
+// The same, raising MPI_ERR_COMM on errcomm for a clash.
+int register_range(RangeState& s, MPI_Comm errcomm);
+// Context, lane and tag base of s from its depth and members.
+void set_context(RangeState& s);
+// Members from root ranks in rank order: strided fields when evenly spaced, else a table.
+void set_members(RangeState& s, std::vector<int> roots);
+// Channel and parent coordinates of a communicator made from parent.
+void set_parent(RangeState& s, const RangeState& parent);
 
 struct CommAccess {
   static Comm make(std::shared_ptr<RangeState> s) { return Comm(std::move(s)); }

@@ -35,9 +35,12 @@ class Comm {
   // Inverse of rank_in_root: the rank of root rank `root_rank` here, or MPI_UNDEFINED.
   int rank_from_root(int root_rank) const;
 
-  // Coordinates on the root communicator.
+  // Coordinates on the root communicator. A general group (Icomm_create_group) has no stride:
+  // root_stride() is MPI_UNDEFINED and root_first() its first member's root rank.
   int root_first() const;
   int root_stride() const;
+  // False for a general group, whose members are not evenly spaced on the root.
+  bool is_strided_range() const;
   // Nesting depth: 0 for a communicator made by Create_Comm, parent depth + 1 for a split.
   int depth() const;
 

@@ -3,5 +3,6 @@
 
 #include "rangecomm/collectives.hpp"
 #include "rangecomm/comm.hpp"
+#include "rangecomm/group.hpp"
 #include "rangecomm/p2p.hpp"
 #include "rangecomm/request.hpp"
