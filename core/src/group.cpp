@@ -283,6 +283,57 @@ int Icomm_create_group(const Comm& parent_comm, const int* ranks, int n, int tag
   }
 }
 
+namespace {
+// The state of the group of ranks `levels` below parent, or null when this process is not a
+// member (or an error code in *rc).
+std::shared_ptr<RangeState> group_state(const std::shared_ptr<RangeState>& parent, const int* ranks,
+                                        int n, int levels, int* rc) {
+  std::vector<int> roots;
+  int me = MPI_UNDEFINED;
+  *rc = detail::members(*parent, ranks, n, &roots, &me);
+  if (*rc != MPI_SUCCESS || me == MPI_UNDEFINED) return nullptr;
+  auto s = std::make_shared<RangeState>();
+  detail::set_parent(*s, *parent);
+  detail::set_members(*s, std::move(roots));
+  s->rank = me;
+  s->depth = parent->depth + levels;
+  detail::set_context(*s);
+  return s;
+}
+}  // namespace
+
+int Group_Comm_below(const Comm& parent_comm, const int* ranks, int n, int levels, Comm* out) {
+  if (out == nullptr) return detail::raise(MPI_COMM_WORLD, MPI_ERR_ARG, "Group_Comm_below: out is null");
+  std::shared_ptr<RangeState> parent = CommAccess::state(parent_comm);
+  *out = Comm();
+  if (!parent) return detail::raise(MPI_COMM_WORLD, MPI_ERR_COMM, "Group_Comm_below: null parent");
+  if (levels < 1) return detail::raise(parent->errcomm(), MPI_ERR_ARG, "Group_Comm_below: levels %d", levels);
+  try {
+    int rc = MPI_SUCCESS;
+    auto s = group_state(parent, ranks, n, levels, &rc);
+    if (!s) return rc;
+    if ((rc = detail::register_range(*s, parent->errcomm()))) return rc;
+    *out = CommAccess::make(std::move(s));
+    return MPI_SUCCESS;
+  } catch (const std::bad_alloc&) {
+    return detail::raise(parent->errcomm(), MPI_ERR_NO_MEM, "Group_Comm_below: out of memory");
+  }
+}
+
+std::uint32_t Free_levels(const Comm& parent_comm, const int* ranks, int n) {
+  std::shared_ptr<RangeState> parent = CommAccess::state(parent_comm);
+  int rc = MPI_SUCCESS;
+  auto s = parent ? group_state(parent, ranks, n, 1, &rc) : nullptr;
+  if (!s) return ~0u;
+  std::uint32_t mask = 0;
+  for (int level = 1; level < 32; ++level) {
+    s->depth = parent->depth + level;
+    detail::set_context(*s);
+    if (parent->channel->context_free_for(*s)) mask |= 1u << level;
+  }
+  return mask;
+}
+
 int Comm_create_group(const Comm& parent, const int* ranks, int n, int tag, Comm* out) {
   Request request;
   if (int rc = Icomm_create_group(parent, ranks, n, tag, out, &request)) return rc;

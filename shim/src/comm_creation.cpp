@@ -27,6 +27,10 @@ std::uint32_t free_levels(const rangecomm::Comm& parent, int first, int last, in
   return mask;
 }
 
+std::uint32_t free_levels(const rangecomm::Comm& parent, const std::vector<int>& ranks) {
+  return rangecomm::Free_levels(parent, ranks.data(), static_cast<int>(ranks.size()));
+}
+
 int agree(const rangecomm::Comm& over, std::uint32_t mine, std::uint32_t* common) {
   return rangecomm::Allreduce(&mine, common, 1, MPI_UINT32_T, MPI_BAND, over);
 }

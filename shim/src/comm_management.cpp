@@ -13,10 +13,16 @@ int range_group(const rangecomm::Comm& range, MPI_Group* out, MPI_Comm base) {
   MPI_Group world;
   int rc = MPI_Comm_group(base, &world);
   if (rc != MPI_SUCCESS) return rc;
-  int triple[1][3] = {{range.root_first(),
-                       range.root_first() + (range.size() - 1) * range.root_stride(),
-                       range.root_stride()}};
-  rc = MPI_Group_range_incl(world, 1, triple, out);
+  if (range.is_strided_range()) {
+    int triple[1][3] = {{range.root_first(),
+                         range.root_first() + (range.size() - 1) * range.root_stride(),
+                         range.root_stride()}};
+    rc = MPI_Group_range_incl(world, 1, triple, out);
+  } else {  // a general group: its members one by one
+    std::vector<int> members(static_cast<size_t>(range.size()));
+    for (int r = 0; r < range.size(); ++r) members[r] = range.rank_in_root(r);
+    rc = MPI_Group_incl(world, range.size(), members.data(), out);
+  }
   MPI_Group_free(&world);
   return rc;
 }

@@ -1,8 +1,9 @@
-// MPI_Comm_split, MPI_Comm_create and MPI_Comm_create_group on range communicators. A new
-// group that is a strided range of the parent becomes a range communicator; any other group
-// becomes a real communicator, made on the parent's fallback communicator (split, create:
-// collective over the parent) or on the shim's group channel (create_group: collective over
-// the group only).
+// MPI_Comm_split, MPI_Comm_create and MPI_Comm_create_group on range communicators. Every new
+// group becomes a library communicator: a range when it is a strided range of the parent, a
+// general group otherwise. Split and create are collective over the parent, so a level free
+// at every member is agreed there (one all-reduce); create_group is collective over the group
+// only and agrees among the group (rangecomm::Icomm_create_group). Only when no level is free
+// does a split or create fall back to a real communicator made on the parent's fallback.
 #include <algorithm>
 #include <map>
 
@@ -36,7 +37,7 @@ SplitPlan plan_split(const std::vector<int>& color_key, int me) {
     int f = 0, l = 0, s = 1;
     bool is_range = as_range(ranks, &f, &l, &s);
     plan.all_ranges &= is_range;
-    if (color == color_key[2 * me]) plan = {true, is_range, f, l, s, plan.all_ranges};
+    if (color == color_key[2 * me]) plan = {true, is_range, f, l, s, plan.all_ranges, ranks};
   }
   return plan;
 }
@@ -54,23 +55,21 @@ extern "C" int rc_fake_MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Com
   int rc = rangecomm::Allgather(mine, 2, MPI_INT, color_key.data(), 2, MPI_INT, range);
   if (rc != MPI_SUCCESS) return raise_on(comm, rc);
   SplitPlan plan = plan_split(color_key, range.rank());
-  std::uint32_t mask = plan.range ? free_levels(range, plan.first, plan.last, plan.stride) : ~0u;
   std::uint32_t common = 0;
-  if ((rc = agree(range, mask, &common))) return raise_on(comm, rc);
+  if ((rc = agree(range, free_levels(range, plan.ranks), &common))) return raise_on(comm, rc);
   int level = lowest_level(common);
   *newcomm = MPI_COMM_NULL;
-  if (!plan.all_ranges || level == 0) {  // collective over the parent: everyone comes here
+  if (level == 0) {  // every level is taken somewhere: MPI splits the fallback communicator
     MPI_Comm real = MPI_COMM_NULL;
     if ((rc = rc_real_comm_of(comm, &real))) return rc;
-    bool stays_range = plan.range && level != 0;
-    rc = MPI_Comm_split(real, stays_range ? MPI_UNDEFINED : color, key, newcomm);
-    if (rc != MPI_SUCCESS) return raise_on(comm, rc);
+    if ((rc = MPI_Comm_split(real, color, key, newcomm))) return raise_on(comm, rc);
     adopt_handler(*newcomm, c->errhandler);
-    if (!stays_range) return MPI_SUCCESS;
+    return MPI_SUCCESS;
   }
   if (!plan.member) return MPI_SUCCESS;
   rangecomm::Comm made;
-  rc = rangecomm::Split_Comm_below(range, plan.first, plan.last, plan.stride, level, &made);
+  rc = rangecomm::Group_Comm_below(range, plan.ranks.data(), static_cast<int>(plan.ranks.size()),
+                                   level, &made);
   if (rc != MPI_SUCCESS) return raise_on(comm, rc);
   return new_comm(std::move(made), c->errhandler, newcomm);
 }
@@ -82,15 +81,12 @@ extern "C" int rc_fake_MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm*
   std::vector<int> ranks;
   if (int rc = group_in_comm(comm, group, "MPI_Comm_create", &ranks)) return rc;
   bool member = std::find(ranks.begin(), ranks.end(), range.rank()) != ranks.end();
-  int f = 0, l = 0, s = 1;
-  bool is_range = ranks.empty() || as_range(ranks, &f, &l, &s);
-  std::uint32_t mask = member && is_range ? free_levels(range, f, l, s) : ~1u;
-  if (is_range) mask |= 1u;
   std::uint32_t common = 0;
-  if (int rc = agree(range, mask, &common)) return raise_on(comm, rc);
+  if (int rc = agree(range, member ? free_levels(range, ranks) : ~0u, &common))
+    return raise_on(comm, rc);
   int level = lowest_level(common);
   *newcomm = MPI_COMM_NULL;
-  if (!(common & 1u) || level == 0) {
+  if (level == 0) {
     MPI_Comm real = MPI_COMM_NULL;
     if (int rc = rc_real_comm_of(comm, &real)) return rc;
     if (int rc = MPI_Comm_create(real, group, newcomm)) return raise_on(comm, rc);
@@ -99,28 +95,11 @@ extern "C" int rc_fake_MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm*
   }
   if (!member) return MPI_SUCCESS;
   rangecomm::Comm made;
-  if (int rc = rangecomm::Split_Comm_below(range, f, l, s, level, &made)) return raise_on(comm, rc);
+  if (int rc = rangecomm::Group_Comm_below(range, ranks.data(), static_cast<int>(ranks.size()),
+                                           level, &made))
+    return raise_on(comm, rc);
   return new_comm(std::move(made), c->errhandler, newcomm);
 }
-
-namespace {
-
-// create_group traffic of different parents meets on the one group channel: the parent's
-// context (distinct for live overlapping parents) goes into the tag next to the user's.
-int channel_tag(const rangecomm::Comm& parent, int tag) {
-  static int tag_ub = 0;
-  if (tag_ub == 0) {
-    void* v = nullptr;
-    int flag = 0;
-    MPI_Comm_get_attr(group_channel(), MPI_TAG_UB, &v, &flag);
-    tag_ub = flag ? *static_cast<int*>(v) : 32767;
-  }
-  unsigned long long t = (static_cast<unsigned long long>(rangecomm::Comm_context(parent)) << 15) |
-                         static_cast<unsigned>(tag & 0x7fff);
-  return static_cast<int>(t % (static_cast<unsigned long long>(tag_ub) + 1));
-}
-
-}  // namespace
 
 extern "C" int rc_fake_MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag,
                                              MPI_Comm* newcomm) {
@@ -135,12 +114,13 @@ extern "C" int rc_fake_MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int
   }
   if (as_range(ranks, &f, &l, &s))
     return create_range(comm, f, l, s, "MPI_Comm_create_group", newcomm);
-  MPI_Group there;
-  int rc = group_on(group_channel(), group, &there);
-  if (rc != MPI_SUCCESS) return raise_on(comm, rc);
-  rc = MPI_Comm_create_group(group_channel(), there, channel_tag(range, tag), newcomm);
-  MPI_Group_free(&there);
-  if (rc != MPI_SUCCESS) return raise_on(comm, rc);
-  adopt_handler(*newcomm, c->errhandler);
-  return MPI_SUCCESS;
+  rangecomm::Comm made;
+  if (int rc = rangecomm::Comm_create_group(range, ranks.data(), static_cast<int>(ranks.size()),
+                                            tag, &made))
+    return raise_on(comm, rc);
+  if (made.is_null()) {  // not a member (MPI says only members call; tolerated)
+    *newcomm = MPI_COMM_NULL;
+    return MPI_SUCCESS;
+  }
+  return new_comm(std::move(made), c->errhandler, newcomm);
 }

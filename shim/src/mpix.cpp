@@ -1,6 +1,10 @@
 // The three calls of rangecomm.h.
+#include <algorithm>
+#include <memory>
+
 #include "export.h"
 #include "objects.h"
+#include "p2p_support.h"
 #include "rangecomm.h"
 
 namespace rcshim {
@@ -71,6 +75,35 @@ int create_range(MPI_Comm comm, int first, int last, int stride, const char* fn,
   return new_comm(std::move(r), inherited_errhandler(comm), newcomm);
 }
 
+namespace {
+
+int start_group_creation(MPI_Comm comm, const RangeParent& p, const std::vector<int>& ranks,
+                         int tag, MPI_Comm* newcomm, MPI_Request* request) {
+  const char* fn = "MPIX_Icomm_create_group";
+  // The parent's ranks as ranks of its range (a real parent maps into the world's range).
+  std::vector<int> in_range(ranks.size());
+  for (size_t i = 0; i < ranks.size(); ++i) in_range[i] = p.first + ranks[i] * p.stride;
+  if (int rc = new_pending_comm(inherited_errhandler(comm), newcomm)) return rc;
+  auto made = std::make_shared<rangecomm::Comm>();
+  int rc = start_request(comm, request, fn, [&](rangecomm::Request* r) {
+    return rangecomm::Icomm_create_group(p.range, in_range.data(),
+                                         static_cast<int>(in_range.size()), tag, made.get(), r);
+  });
+  if (rc != MPI_SUCCESS) {
+    release_comm(*newcomm);
+    *newcomm = MPI_COMM_NULL;
+    return rc;
+  }
+  FakeRequest* r = find_request(*request);
+  r->keep = made;
+  r->on_complete = [made, handle = *newcomm]() {
+    if (FakeComm* d = find_comm(handle)) d->range = std::move(*made);  // unless freed meanwhile
+    return MPI_SUCCESS;
+  };
+  return MPI_SUCCESS;
+}
+
+}  // namespace
 }  // namespace rcshim
 
 using namespace rcshim;
@@ -96,7 +129,9 @@ RC_MPIX_EXPORT int MPIX_Comm_is_range(MPI_Comm comm, int* flag) {
 }
 RC_MPIX_EXPORT int PMPIX_Comm_is_range(MPI_Comm comm, int* flag) RC_PMPIX_ALIAS(MPIX_Comm_is_range);
 
-// Groups that are ranges of comm need no communication: the request is complete at once.
+// Groups that are ranges of comm need no communication: the request is complete at once. Any
+// other group agrees on a context among its members (rangecomm::Icomm_create_group); the
+// handle is handed out at once and usable when the request completes.
 RC_MPIX_EXPORT int MPIX_Icomm_create_group(MPI_Comm comm, MPI_Group group, int tag,
                                            MPI_Comm* newcomm, MPI_Request* request) {
   const char* fn = "MPIX_Icomm_create_group";
@@ -113,14 +148,15 @@ RC_MPIX_EXPORT int MPIX_Icomm_create_group(MPI_Comm comm, MPI_Group group, int t
     *newcomm = MPI_COMM_NULL;
     return new_done_request(MPI_COMM_NULL, request);
   }
-  if (!as_range(ranks, &first, &last, &stride))
-    return raise_error(comm, MPI_ERR_GROUP,
-                       "%s: the group is not a strided range of the communicator (its ranks "
-                       "there are not first, first + stride, ... in order); general groups are "
-                       "not supported yet",
-                       fn);
-  if (int rc = create_range(comm, first, last, stride, fn, newcomm)) return rc;
-  return new_done_request(MPI_COMM_NULL, request);
+  if (as_range(ranks, &first, &last, &stride)) {
+    if (int rc = create_range(comm, first, last, stride, fn, newcomm)) return rc;
+    return new_done_request(MPI_COMM_NULL, request);
+  }
+  if (std::find(ranks.begin(), ranks.end(), p.rank) == ranks.end()) {
+    *newcomm = MPI_COMM_NULL;  // not a member: nothing to take part in
+    return new_done_request(MPI_COMM_NULL, request);
+  }
+  return start_group_creation(comm, p, ranks, tag, newcomm, request);
 }
 RC_MPIX_EXPORT int PMPIX_Icomm_create_group(MPI_Comm comm, MPI_Group group, int tag,
                                             MPI_Comm* newcomm, MPI_Request* request)

@@ -164,6 +164,7 @@ struct SplitPlan {
   bool range = false;   // my group is a strided range of the parent
   int first = 0, last = 0, stride = 1;
   bool all_ranges = true;  // every group is
+  std::vector<int> ranks;  // my group's parent ranks in new rank order (members only)
 };
 SplitPlan plan_split(const std::vector<int>& color_key, int me);
 
@@ -196,6 +197,9 @@ int copy_attributes(MPI_Comm oldcomm, FakeComm& from, FakeComm& to);
 int copy_real_attributes(MPI_Comm real, FakeComm& to);
 // Bit L (1..31) set when range first..last:stride of parent can be made L levels below it now.
 std::uint32_t free_levels(const rangecomm::Comm& parent, int first, int last, int stride);
+// Bit L (1..31) set when the group of the parent's ranks (any order) can be made L levels
+// below it now; every bit for a non-member.
+std::uint32_t free_levels(const rangecomm::Comm& parent, const std::vector<int>& ranks);
 // Bitwise AND of mine over the members of `over` (collective over it).
 int agree(const rangecomm::Comm& over, std::uint32_t mine, std::uint32_t* common);
 // The lowest level set in mask (bit 0 ignored), 0 for none.

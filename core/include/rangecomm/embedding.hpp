@@ -29,6 +29,15 @@ std::uint32_t Comm_context(const Comm& comm);
 // members must pass the same levels.
 int Split_Comm_below(const Comm& parent, int first, int last, int stride, int levels, Comm* out);
 
+// The communicator of the parent's ranks ranks[0..n-1] (in that rank order, all distinct), made
+// locally `levels` (>= 1) nesting levels below the parent, as Split_Comm_below makes a range:
+// for callers that agreed on `levels` themselves in a collective over the parent (MPI_Comm_split
+// and MPI_Comm_create, where every process takes part). Non-members get the null communicator.
+int Group_Comm_below(const Comm& parent, const int* ranks, int n, int levels, Comm* out);
+// Bit L (1..31) set when Group_Comm_below(parent, ranks, n, L) would not clash at this process
+// now. A non-member gets every bit.
+std::uint32_t Free_levels(const Comm& parent, const int* ranks, int n);
+
 // MPI lets a program free a user-defined MPI_Op while a nonblocking collective still uses it.
 // Call this where the program frees one: if a pending collective of the library uses op, the
 // library takes over and calls MPI_Op_free when the last of them completes (returns true; the
