@@ -43,8 +43,8 @@ std::vector<GroupCreation*>& in_flight() {
 class GroupCreation final : public Operation {
  public:
   GroupCreation(const std::shared_ptr<RangeState>& parent, std::shared_ptr<const GroupTable> table,
-                int my_rank, int tag, Comm* out)
-      : parent_(parent), out_(out), tag_key_(tag % kTagKeys) {
+                int my_rank, int tag, int space, Comm* out)
+      : parent_(parent), out_(out), tag_key_(tag % kTagKeys), space_(space) {
     talk_ = std::make_shared<RangeState>();
     set_parent(*talk_, *parent);
     talk_->table = std::move(table);
@@ -53,15 +53,20 @@ class GroupCreation final : public Operation {
     talk_->size = static_cast<int>(talk_->table->roots.size());
     talk_->rank = my_rank;
     const TagLayout& layout = parent->channel->layout();
-    talk_->ctx = layout.creation_context();
+    talk_->ctx = layout.creation_context(space);
     talk_->lane = layout.lane_of(talk_->ctx);
     talk_->tag_base = layout.tag_base(talk_->ctx);
+    const auto& roots = talk_->table->roots;
+    strided_ = roots.size() < 2 || roots[1] > roots[0];
+    for (size_t i = 2; i < roots.size() && strided_; ++i)
+      strided_ = roots[i] - roots[i - 1] == roots[1] - roots[0];
     in_flight().push_back(this);
   }
   ~GroupCreation() override { leave_in_flight(); }
 
   const RangeState& talk() const { return *talk_; }
   int tag_key() const { return tag_key_; }
+  int space() const { return space_; }
 
   int start() { return start_levels(); }
 
@@ -96,10 +101,14 @@ class GroupCreation final : public Operation {
   std::shared_ptr<RangeState> at_level(int level) const {
     auto s = std::make_shared<RangeState>();
     set_parent(*s, *parent_);
-    s->table = talk_->table;
-    s->first = talk_->first;
-    s->stride = 0;
-    s->size = talk_->size;
+    if (strided_) {
+      set_members(*s, talk_->table->roots);  // a range again, as Split_Comm makes it
+    } else {
+      s->table = talk_->table;
+      s->first = talk_->first;
+      s->stride = 0;
+      s->size = talk_->size;
+    }
     s->rank = talk_->rank;
     s->depth = parent_->depth + level;
     set_context(*s);
@@ -167,12 +176,13 @@ class GroupCreation final : public Operation {
   enum class Phase { levels, verdict };
   std::shared_ptr<RangeState> parent_, talk_, candidate_;
   Comm* out_;
-  int tag_key_;
+  int tag_key_, space_;
   Phase phase_ = Phase::levels;
   int attempt_ = 0, level_ = 0;
   std::uint32_t seq_ = 0;
   std::uint32_t mine_ = 0, agreed_ = 0;
   Request inner_;
+  bool strided_ = false;  // the members are evenly spaced, ascending: the result is a range
   bool finished_ = false;
   int rc_ = MPI_SUCCESS;
 };
@@ -213,9 +223,10 @@ bool is_strided(const int* ranks, int n) {
 }
 
 // A concurrent creation with the same tag key on a group sharing two or more members.
-const GroupCreation* tag_clash(const RangeState& talk, int tag_key) {
+const GroupCreation* tag_clash(const RangeState& talk, int tag_key, int space) {
   for (const GroupCreation* other : in_flight())
-    if (other->tag_key() == tag_key && other->talk().channel == talk.channel &&
+    if (other->tag_key() == tag_key && other->space() == space &&
+        other->talk().channel == talk.channel &&
         common_members_upto2(other->talk(), talk) >= 2)
       return other;
   return nullptr;
@@ -230,8 +241,11 @@ using detail::CommAccess;
 using detail::RangeState;
 using detail::RequestAccess;
 
-int Icomm_create_group(const Comm& parent_comm, const int* ranks, int n, int tag, Comm* out,
-                       Request* request) {
+namespace {
+
+// Icomm_create_group, and the library's own creations (space 1, always agreed).
+int start_creation(const Comm& parent_comm, const int* ranks, int n, int tag, int space,
+                   Comm* out, Request* request) {
   if (out == nullptr || request == nullptr)
     return detail::raise(MPI_COMM_WORLD, MPI_ERR_ARG, "Icomm_create_group: out or request is null");
   std::shared_ptr<RangeState> parent = CommAccess::state(parent_comm);
@@ -251,7 +265,7 @@ int Icomm_create_group(const Comm& parent_comm, const int* ranks, int n, int tag
     RequestAccess::set_done(request, MPI_ANY_SOURCE, MPI_ANY_TAG);
     return MPI_SUCCESS;
   }
-  if (detail::is_strided(ranks, n)) {
+  if (space == 0 && detail::is_strided(ranks, n)) {
     int stride = n > 1 ? ranks[1] - ranks[0] : 1;
     if (int rc = Split_Comm(parent_comm, ranks[0], ranks[n - 1], stride, out)) return rc;
     RequestAccess::set_done(request, MPI_ANY_SOURCE, MPI_ANY_TAG);
@@ -260,8 +274,8 @@ int Icomm_create_group(const Comm& parent_comm, const int* ranks, int n, int tag
   *out = Comm();
   try {
     auto table = std::make_shared<const detail::GroupTable>(std::move(roots));
-    auto* op = new detail::GroupCreation(parent, std::move(table), me, tag, out);
-    if (const auto* other = detail::tag_clash(op->talk(), op->tag_key()); other && other != op) {
+    auto* op = new detail::GroupCreation(parent, std::move(table), me, tag, space, out);
+    if (const auto* other = detail::tag_clash(op->talk(), op->tag_key(), space); other && other != op) {
       op->unref();
       return detail::raise(errcomm, MPI_ERR_TAG,
                            "Icomm_create_group: tag %d is in use (modulo %d) by another "
@@ -281,6 +295,18 @@ int Icomm_create_group(const Comm& parent_comm, const int* ranks, int n, int tag
   } catch (const std::bad_alloc&) {
     return detail::raise(errcomm, MPI_ERR_NO_MEM, "Icomm_create_group: out of memory");
   }
+}
+
+}  // namespace
+
+int Icomm_create_group(const Comm& parent, const int* ranks, int n, int tag, Comm* out,
+                       Request* request) {
+  return start_creation(parent, ranks, n, tag, 0, out, request);
+}
+
+int Icomm_create_agreed(const Comm& parent, const int* ranks, int n, int serial, Comm* out,
+                        Request* request) {
+  return start_creation(parent, ranks, n, serial % detail::kTagKeys, 1, out, request);
 }
 
 namespace {

@@ -49,9 +49,9 @@ std::uint32_t TagLayout::context(int depth, int first, int last, int stride) con
     ctx |= low_bits(value, bits) << shift;
     shift += bits;
   }
-  // The one value reserved for creation traffic becomes its neighbour; a range that then shares
-  // a context with another is caught by the clash check like any other.
-  return ctx == creation_context() ? ctx - 1 : ctx;
+  // The two values reserved for creation traffic move below them; a range that then shares a
+  // context with another is caught by the clash check like any other.
+  return ctx >= creation_context(1) ? ctx - 2 : ctx;
 }
 
 }  // namespace rangecomm::detail

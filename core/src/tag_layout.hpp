@@ -33,9 +33,10 @@ struct TagLayout {
   // ..., last.
   std::uint32_t context(int depth, int first, int last, int stride) const;
 
-  // Reserved for the messages that create general groups (Icomm_create_group): context() never
-  // returns it, so no communicator's traffic can meet theirs.
-  std::uint32_t creation_context() const { return (1u << ctx_bits) - 1; }
+  // Reserved for the messages that create general groups: space 0 for Icomm_create_group (the
+  // user's tags), space 1 for the library's own creations (dups). context() never returns them,
+  // so no communicator's traffic can meet theirs.
+  std::uint32_t creation_context(int space) const { return (1u << ctx_bits) - 1 - space; }
 
   int lane_of(std::uint32_t ctx) const { return static_cast<int>(ctx & lane_mask()); }
   int tag_base(std::uint32_t ctx) const {

@@ -1,15 +1,19 @@
 // RANGECOMM_MODE=accelerate: communicators an unmodified program makes from real communicators
-// with MPI_Comm_dup, MPI_Comm_dup_with_info, MPI_Comm_split, MPI_Comm_split_type
-// (MPI_COMM_TYPE_SHARED) and MPI_Comm_create become range
-// communicators when their members are a strided range of MPI_COMM_WORLD's ranks, so they cost
-// no MPI context id and no context agreement. These calls are collective over the parent, so
-// the members agree on a free nesting level with one bitwise-AND MPI_Allreduce on the parent,
-// exactly as for range parents (comm_creation.cpp); any other result, a parent whose ranks are
-// not an arithmetic progression of world ranks, and all other creation calls stay with MPI.
-// Without the variable (or RANGECOMM_MODE=off) these hooks cost the real call one load.
+// whose ranks are an increasing arithmetic progression of MPI_COMM_WORLD's (MPI_COMM_WORLD, its
+// dups, order-keeping splits) become library communicators of the world's range, so they cost
+// no MPI context id:
+// - MPI_Comm_dup(_with_info), MPI_Comm_split, MPI_Comm_split_type (MPI_COMM_TYPE_SHARED) and
+//   MPI_Comm_create are collective over the parent: the members agree on a free nesting level
+//   with one bitwise-AND MPI_Allreduce on the parent, as for range parents (comm_creation.cpp);
+//   the results are ranges, or general groups when their members are not evenly spaced.
+// - MPI_Comm_create_group (collective over the group) and MPI_Comm_idup (nonblocking) agree
+//   among the members with rangecomm::Icomm_create_agreed.
+// Other creation calls, other split types and parents that do not map into the world stay with
+// MPI. Without the variable (or RANGECOMM_MODE=off) these hooks cost the real call one load.
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <unordered_map>
 
 #include "objects.h"
 #include "rangecomm/embedding.hpp"
@@ -56,6 +60,23 @@ int make_range(MPI_Comm parent, const WorldRange& w, int level, MPI_Comm* newcom
   return new_comm(std::move(made), inherited_errhandler(parent), newcomm);
 }
 
+// The parent's ranks as world ranks.
+std::vector<int> world_ranks(const RangeParent& p, const std::vector<int>& ranks) {
+  std::vector<int> out(ranks.size());
+  for (size_t i = 0; i < ranks.size(); ++i) out[i] = p.first + ranks[i] * p.stride;
+  return out;
+}
+
+// The group of world ranks `members` at `level` below the world range, as a new fake
+// communicator of the program (a range when they are evenly spaced).
+int make_group(MPI_Comm parent, const std::vector<int>& members, int level, MPI_Comm* newcomm) {
+  rangecomm::Comm made;
+  int rc = rangecomm::Group_Comm_below(world_range(), members.data(),
+                                       static_cast<int>(members.size()), level, &made);
+  if (rc != MPI_SUCCESS) return raise_on(parent, rc);
+  return new_comm(std::move(made), inherited_errhandler(parent), newcomm);
+}
+
 // MPI_Comm_dup(_with_info) of a real communicator; `made` is false when MPI must do it.
 int accelerated_dup(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm, bool* made) {
   *made = false;
@@ -82,24 +103,23 @@ int accelerated_dup(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm, bool* made)
   return raise_on(comm, rc);
 }
 
-// The ranges of a split whose (colour, key) pairs every process has: made when every group is
-// a range and a level is free everywhere; `made` false (the same everywhere) leaves it to MPI.
+// The groups of a split whose (colour, key) pairs every process has: made when a level is free
+// everywhere; `made` false (the same everywhere) leaves it to MPI.
 int split_by_pairs(MPI_Comm comm, const RangeParent& p, const std::vector<int>& color_key,
                    MPI_Comm* newcomm, bool* made) {
   // A negative colour is an error MPI reports; every process sees it and lets MPI split.
   for (int r = 0; r < p.size; ++r)
     if (color_key[2 * r] < 0 && color_key[2 * r] != MPI_UNDEFINED) return MPI_SUCCESS;
   SplitPlan plan = plan_split(color_key, p.rank);
-  if (!plan.all_ranges) return MPI_SUCCESS;
-  WorldRange w = in_world(p, plan.first, plan.last, plan.stride);
-  std::uint32_t mask = plan.member ? free_levels(world_range(), w.first, w.last, w.stride) : ~0u;
+  std::vector<int> members = world_ranks(p, plan.ranks);
+  std::uint32_t mask = plan.member ? free_levels(world_range(), members) : ~0u;
   std::uint32_t common = 0;
   if (int rc = agree_on_parent(comm, mask, &common)) return rc;
   int level = lowest_level(common);
   if (level == 0) return MPI_SUCCESS;
   *made = true;
   *newcomm = MPI_COMM_NULL;
-  return plan.member ? make_range(comm, w, level, newcomm) : MPI_SUCCESS;
+  return plan.member ? make_group(comm, members, level, newcomm) : MPI_SUCCESS;
 }
 
 // MPI_Comm_split of a real communicator: ranges for everyone when every group is one.
@@ -163,21 +183,86 @@ int accelerated_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm, bool* 
                                                ranks.data()) == MPI_SUCCESS;
   MPI_Group_free(&parent_group);
   subset = subset && std::find(ranks.begin(), ranks.end(), MPI_UNDEFINED) == ranks.end();
-  int rc = MPI_SUCCESS;
   bool member = std::find(ranks.begin(), ranks.end(), p.rank) != ranks.end();
-  int f = 0, l = 0, s = 1;
-  bool is_range = subset && (ranks.empty() || as_range(ranks, &f, &l, &s));
-  WorldRange w = in_world(p, f, l, s);
-  std::uint32_t mask = member && is_range ? free_levels(world_range(), w.first, w.last, w.stride)
-                                          : ~1u;
-  if (is_range) mask |= 1u;
+  std::vector<int> members = subset ? world_ranks(p, ranks) : std::vector<int>();
+  std::uint32_t mask = member && subset ? free_levels(world_range(), members) : ~1u;
+  if (subset) mask |= 1u;
   std::uint32_t common = 0;
-  if ((rc = agree_on_parent(comm, mask, &common))) return rc;
+  if (int rc = agree_on_parent(comm, mask, &common)) return rc;
   int level = lowest_level(common);
   if (!(common & 1u) || level == 0) return MPI_SUCCESS;  // MPI creates (and checks) it
   *made = true;
   *newcomm = MPI_COMM_NULL;
-  return member ? make_range(comm, w, level, newcomm) : MPI_SUCCESS;
+  return member ? make_group(comm, members, level, newcomm) : MPI_SUCCESS;
+}
+
+// The parent's ranks of group's members, or false when group is not a subset of the parent.
+bool ranks_in_parent(MPI_Comm comm, MPI_Group group, std::vector<int>* ranks) {
+  int n = 0;
+  if (MPI_Group_size(group, &n) != MPI_SUCCESS) return false;
+  std::vector<int> in_group(static_cast<size_t>(n));
+  ranks->assign(static_cast<size_t>(n), MPI_UNDEFINED);
+  for (int i = 0; i < n; ++i) in_group[i] = i;
+  MPI_Group parent_group;
+  if (MPI_Comm_group(comm, &parent_group) != MPI_SUCCESS) return false;
+  bool ok = MPI_Group_translate_ranks(group, n, in_group.data(), parent_group, ranks->data()) ==
+            MPI_SUCCESS;
+  MPI_Group_free(&parent_group);
+  return ok && std::find(ranks->begin(), ranks->end(), MPI_UNDEFINED) == ranks->end();
+}
+
+// MPI_Comm_create_group of a real communicator: collective over the group only, so the members
+// agree among themselves (two all-reductions over the group); strided groups too, so that a
+// second live copy of the same members is made without a clash. A group that is not a subset,
+// a caller outside it or a negative tag are left to MPI, which reports them.
+int accelerated_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* newcomm,
+                             bool* made) {
+  *made = false;
+  RangeParent p;
+  std::vector<int> ranks;
+  if (tag < 0 || !affine_parent(comm, &p) || !ranks_in_parent(comm, group, &ranks) ||
+      std::find(ranks.begin(), ranks.end(), p.rank) == ranks.end())
+    return MPI_SUCCESS;
+  std::vector<int> members = world_ranks(p, ranks);
+  rangecomm::Comm result;
+  rangecomm::Request request;
+  int rc = rangecomm::Icomm_create_agreed(world_range(), members.data(),
+                                          static_cast<int>(members.size()), tag, &result,
+                                          &request);
+  if (rc == MPI_SUCCESS) rc = rangecomm::Wait(&request, MPI_STATUS_IGNORE);
+  if (rc != MPI_SUCCESS) return raise_on(comm, rc);
+  *made = true;
+  return new_comm(std::move(result), inherited_errhandler(comm), newcomm);
+}
+
+// MPI_Comm_idup of a real communicator: the handle at once, the copy when the request
+// completes. Every member idups a parent in the same order, so a count per parent tells
+// concurrent idups of one parent apart.
+int accelerated_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request, bool* made) {
+  *made = false;
+  RangeParent p;
+  if (!affine_parent(comm, &p)) return MPI_SUCCESS;
+  static auto* serials = new std::unordered_map<MPI_Comm, int>;
+  int serial = (*serials)[comm]++;
+  std::vector<int> all(static_cast<size_t>(p.size));
+  for (int i = 0; i < p.size; ++i) all[i] = i;
+  std::vector<int> members = world_ranks(p, all);
+  *made = true;
+  if (int rc = new_pending_comm(inherited_errhandler(comm), newcomm)) return rc;
+  FakeComm* d = find_comm(*newcomm);
+  MPI_Comm_get_info(comm, &d->info);
+  if (int rc = copy_real_attributes(comm, *d)) {
+    delete_all_attributes(*newcomm, *d);
+    release_comm(*newcomm);
+    *newcomm = MPI_COMM_NULL;
+    return raise_on(comm, rc);
+  }
+  return start_creation(comm, "MPI_Comm_idup", newcomm, request,
+                        [&](rangecomm::Comm* out, rangecomm::Request* r) {
+                          return rangecomm::Icomm_create_agreed(
+                              world_range(), members.data(), static_cast<int>(members.size()),
+                              1024 + serial % 1024, out, r);
+                        });
 }
 
 }  // namespace
@@ -246,4 +331,28 @@ extern "C" int rc_hand_MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm*
   if (UNLIKELY(rangecomm::Progress_needed()))
     return rc_blocking_MPI_Comm_create(comm, group, newcomm);
   return MPI_Comm_create(comm, group, newcomm);
+}
+
+extern "C" int rc_hand_MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag,
+                                             MPI_Comm* newcomm) {
+  if (UNLIKELY(rc_is_fake_comm(comm)))
+    return rc_fake_MPI_Comm_create_group(comm, group, tag, newcomm);
+  if (UNLIKELY(g_accelerate)) {
+    bool made = false;
+    int rc = accelerated_create_group(comm, group, tag, newcomm, &made);
+    if (made || rc != MPI_SUCCESS) return rc;
+  }
+  if (UNLIKELY(rangecomm::Progress_needed()))
+    return rc_blocking_MPI_Comm_create_group(comm, group, tag, newcomm);
+  return MPI_Comm_create_group(comm, group, tag, newcomm);
+}
+
+extern "C" int rc_hand_MPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) {
+  if (UNLIKELY(rc_is_fake_comm(comm))) return rc_fake_MPI_Comm_idup(comm, newcomm, request);
+  if (UNLIKELY(g_accelerate)) {
+    bool made = false;
+    int rc = accelerated_idup(comm, newcomm, request, &made);
+    if (made || rc != MPI_SUCCESS) return rc;
+  }
+  return MPI_Comm_idup(comm, newcomm, request);
 }

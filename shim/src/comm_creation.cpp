@@ -7,6 +7,7 @@
 // free at all of them with one bitwise-AND reduction over the parent: these calls are
 // collective over it anyway, and no process can then pick a level another one still uses.
 #include <array>
+#include <functional>
 #include <memory>
 
 #include "objects.h"
@@ -29,6 +30,25 @@ std::uint32_t free_levels(const rangecomm::Comm& parent, int first, int last, in
 
 std::uint32_t free_levels(const rangecomm::Comm& parent, const std::vector<int>& ranks) {
   return rangecomm::Free_levels(parent, ranks.data(), static_cast<int>(ranks.size()));
+}
+
+int start_creation(MPI_Comm comm, const char* fn, MPI_Comm* newcomm, MPI_Request* request,
+                   const std::function<int(rangecomm::Comm*, rangecomm::Request*)>& start) {
+  auto made = std::make_shared<rangecomm::Comm>();
+  int rc = start_request(comm, request, fn,
+                         [&](rangecomm::Request* r) { return start(made.get(), r); });
+  if (rc != MPI_SUCCESS) {
+    release_comm(*newcomm);
+    *newcomm = MPI_COMM_NULL;
+    return rc;
+  }
+  FakeRequest* r = find_request(*request);
+  r->keep = made;
+  r->on_complete = [made, handle = *newcomm]() {
+    if (FakeComm* d = find_comm(handle)) d->range = std::move(*made);  // unless freed meanwhile
+    return MPI_SUCCESS;
+  };
+  return MPI_SUCCESS;
 }
 
 int agree(const rangecomm::Comm& over, std::uint32_t mine, std::uint32_t* common) {
@@ -90,34 +110,21 @@ extern "C" int rc_fake_MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_
   return dup_range(comm, info, newcomm, "MPI_Comm_dup_with_info");
 }
 
-// The handle is handed out at once; the level agreement runs as a nonblocking reduction and the
-// range is made when it completes (using the handle before that is an MPI_ERR_COMM error).
+// The handle is handed out at once; the members agree on a context nonblocking
+// (rangecomm::Icomm_create_agreed, which tells concurrent idups of one range apart) and the copy
+// is made when the request completes (using the handle before that is an MPI_ERR_COMM error).
 extern "C" int rc_fake_MPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) {
   RC_FAKE_RANGE("MPI_Comm_idup");
+  std::vector<int> all(static_cast<size_t>(range.size()));
+  for (int i = 0; i < range.size(); ++i) all[i] = i;
+  int serial = c->idups++;
   if (int rc = new_pending_comm(c->errhandler, newcomm)) return rc;
   if (int rc = dress_copy(comm, newcomm, MPI_INFO_NULL)) return rc;
-  int n = range.size();
-  auto masks = std::make_shared<std::array<std::uint32_t, 2>>();
-  (*masks)[0] = free_levels(range, 0, n - 1, 1);
-  int rc = start_request(comm, request, "MPI_Comm_idup", [&](rangecomm::Request* r) {
-    return rangecomm::Iallreduce(&(*masks)[0], &(*masks)[1], 1, MPI_UINT32_T, MPI_BAND, range, r);
-  });
-  if (rc != MPI_SUCCESS) {
-    release_comm(*newcomm);
-    *newcomm = MPI_COMM_NULL;
-    return rc;
-  }
-  FakeRequest* r = find_request(*request);
-  r->keep = masks;
-  MPI_Comm handle = *newcomm;
-  r->on_complete = [masks, parent = range, handle, n]() {
-    FakeComm* d = find_comm(handle);
-    if (d == nullptr) return MPI_SUCCESS;  // freed before it was made
-    int level = lowest_level((*masks)[1]);
-    if (level == 0) return no_level(handle, "MPI_Comm_idup");
-    return rangecomm::Split_Comm_below(parent, 0, n - 1, 1, level, &d->range);
-  };
-  return MPI_SUCCESS;
+  return start_creation(comm, "MPI_Comm_idup", newcomm, request,
+                        [&](rangecomm::Comm* out, rangecomm::Request* r) {
+                          return rangecomm::Icomm_create_agreed(range, all.data(), range.size(),
+                                                                serial, out, r);
+                        });
 }
 
 #if MPI_VERSION >= 4

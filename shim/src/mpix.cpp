@@ -84,23 +84,10 @@ int start_group_creation(MPI_Comm comm, const RangeParent& p, const std::vector<
   std::vector<int> in_range(ranks.size());
   for (size_t i = 0; i < ranks.size(); ++i) in_range[i] = p.first + ranks[i] * p.stride;
   if (int rc = new_pending_comm(inherited_errhandler(comm), newcomm)) return rc;
-  auto made = std::make_shared<rangecomm::Comm>();
-  int rc = start_request(comm, request, fn, [&](rangecomm::Request* r) {
+  return start_creation(comm, fn, newcomm, request, [&](rangecomm::Comm* out, rangecomm::Request* r) {
     return rangecomm::Icomm_create_group(p.range, in_range.data(),
-                                         static_cast<int>(in_range.size()), tag, made.get(), r);
+                                         static_cast<int>(in_range.size()), tag, out, r);
   });
-  if (rc != MPI_SUCCESS) {
-    release_comm(*newcomm);
-    *newcomm = MPI_COMM_NULL;
-    return rc;
-  }
-  FakeRequest* r = find_request(*request);
-  r->keep = made;
-  r->on_complete = [made, handle = *newcomm]() {
-    if (FakeComm* d = find_comm(handle)) d->range = std::move(*made);  // unless freed meanwhile
-    return MPI_SUCCESS;
-  };
-  return MPI_SUCCESS;
 }
 
 }  // namespace

@@ -44,6 +44,7 @@ struct FakeComm {
   MPI_Errhandler errhandler = MPI_ERRORS_ARE_FATAL;
   MPI_Info info = MPI_INFO_NULL;  // hints given with MPI_Comm_set_info (a copy)
   MPI_Comm real = MPI_COMM_NULL;  // the fallback real communicator, made on first need
+  int idups = 0;  // MPI_Comm_idup calls made on it (their agreements are told apart by it)
 };
 
 // A request on a range (or a request this half completes itself).
@@ -205,6 +206,11 @@ int agree(const rangecomm::Comm& over, std::uint32_t mine, std::uint32_t* common
 // The lowest level set in mask (bit 0 ignored), 0 for none.
 int lowest_level(std::uint32_t mask);
 int no_level(MPI_Comm comm, const char* fn);
+// Completes a nonblocking creation: start(out, request) starts the library's creation into
+// *out; *newcomm (a handle from new_pending_comm) gets it when *request completes. On an error
+// (raised on comm) *newcomm is released and set to MPI_COMM_NULL.
+int start_creation(MPI_Comm comm, const char* fn, MPI_Comm* newcomm, MPI_Request* request,
+                   const std::function<int(rangecomm::Comm*, rangecomm::Request*)>& start);
 
 // --- Requests (requests.cpp) ---
 

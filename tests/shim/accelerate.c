@@ -1,7 +1,8 @@
 /* RANGECOMM_MODE=accelerate on a program that only uses the standard API: which communicators
  * become range communicators (MPIX_Comm_is_range, looked up at run time so that the program
  * itself stays unmodified MPI), that they behave as MPI says (ranks, attributes copied by
- * MPI_Comm_dup, inherited error handlers, MPI_Comm_compare, traffic), and that far more of
+ * MPI_Comm_dup, inherited error handlers, MPI_Comm_compare, traffic), general groups from
+ * split, create and create_group, nonblocking MPI_Comm_idup, and that far more of
  * them can be alive at once than MPICH allows natively (about 2046 per process).
  *
  *   accelerate [N]   N duplicates of MPI_COMM_SELF alive at once (default 3000)
@@ -78,9 +79,9 @@ static void test_split_create(int r, int p) {
   CHECK_MPI(MPI_Comm_size(parity, &size));
   CHECK(rank == r / 2 && size == (p - r % 2 + 1) / 2, "parity split: rank %d size %d", rank, size);
   sum_check(parity, size, "parity split");
-  /* keys reverse the order: not a range of the world, so MPI makes it (p > 1) */
+  /* keys reverse the order: not a range of the world, a general group of the library */
   CHECK_MPI(MPI_Comm_split(MPI_COMM_WORLD, 0, -r, &reversed));
-  CHECK(is_range(reversed) == (p == 1), "a reversed split is %s a range", p == 1 ? "not" : "");
+  CHECK(is_range(reversed) == 1, "a reversed split is not a library communicator");
   CHECK_MPI(MPI_Comm_rank(reversed, &rank));
   CHECK(rank == p - 1 - r, "reversed split rank %d", rank);
   sum_check(reversed, p, "reversed split");
@@ -115,6 +116,80 @@ static void test_split_create(int r, int p) {
   CHECK_MPI(MPI_Comm_free(&parity));
 }
 
+/* MPI_Comm_create_group (collective over the group only) of a reversed group and twice of the
+ * same strided group, alive together; MPI_Comm_create of an irregular group; two MPI_Comm_idup
+ * of MPI_COMM_WORLD in flight at once, waited for in opposite orders on even and odd ranks. */
+static void test_groups(int r, int p) {
+  MPI_Group world_group, rev, evens;
+  CHECK_MPI(MPI_Comm_group(MPI_COMM_WORLD, &world_group));
+  int down[1][3] = {{p - 1, 0, -1}}, up[1][3] = {{0, p - 1, 2}};
+  CHECK_MPI(MPI_Group_range_incl(world_group, 1, down, &rev));
+  CHECK_MPI(MPI_Group_range_incl(world_group, 1, up, &evens));
+  MPI_Comm g, e1 = MPI_COMM_NULL, e2 = MPI_COMM_NULL, created;
+  int rank = -1, cmp = MPI_UNEQUAL;
+  CHECK_MPI(MPI_Comm_create_group(MPI_COMM_WORLD, rev, 3, &g));
+  CHECK(is_range(g) == 1, "MPI_Comm_create_group of a reversed group is not accelerated");
+  CHECK_MPI(MPI_Comm_rank(g, &rank));
+  CHECK(rank == p - 1 - r, "reversed group rank %d", rank);
+  sum_check(g, p, "create_group reversed");
+  if (r % 2 == 0) {
+    CHECK_MPI(MPI_Comm_create_group(MPI_COMM_WORLD, evens, 4, &e1));
+    CHECK_MPI(MPI_Comm_create_group(MPI_COMM_WORLD, evens, 5, &e2));
+    CHECK(is_range(e1) == 1 && is_range(e2) == 1, "create_group of the evens not accelerated");
+    CHECK_MPI(MPI_Comm_compare(e1, e2, &cmp));
+    CHECK(cmp == MPI_CONGRUENT, "two create_group of the evens compare %d", cmp);
+    /* the same tag on both copies at once must not cross */
+    int n = (p + 1) / 2, me = r / 2, a = 10 + me, b = 20 + me, ia = -1, ib = -1;
+    MPI_Request q[4];
+    CHECK_MPI(MPI_Irecv(&ib, 1, MPI_INT, MPI_ANY_SOURCE, 0, e2, &q[0]));
+    CHECK_MPI(MPI_Irecv(&ia, 1, MPI_INT, MPI_ANY_SOURCE, 0, e1, &q[1]));
+    CHECK_MPI(MPI_Isend(&a, 1, MPI_INT, (me + 1) % n, 0, e1, &q[2]));
+    CHECK_MPI(MPI_Isend(&b, 1, MPI_INT, (me + 1) % n, 0, e2, &q[3]));
+    MPI_Status sts[4];
+    CHECK_MPI(MPI_Waitall(4, q, sts));
+    int prev = (me + n - 1) % n;
+    CHECK(ia == 10 + prev && ib == 20 + prev, "copies crossed: %d %d", ia, ib);
+    CHECK_MPI(MPI_Comm_free(&e1));
+    CHECK_MPI(MPI_Comm_free(&e2));
+  }
+  /* MPI_Comm_create of world ranks p-1, 0, 1, ..., p-2 (a rotation): a general group */
+  MPI_Group rot;
+  int *order = malloc(sizeof(int) * (size_t)p);
+  for (int i = 0; i < p; ++i) order[i] = (i + p - 1) % p;
+  CHECK_MPI(MPI_Group_incl(world_group, p, order, &rot));
+  free(order);
+  CHECK_MPI(MPI_Comm_create(MPI_COMM_WORLD, rot, &created));
+  CHECK(is_range(created) == 1, "MPI_Comm_create of a rotation is not accelerated");
+  CHECK_MPI(MPI_Comm_rank(created, &rank));
+  CHECK(rank == (r + 1) % p, "rotation rank %d", rank);
+  sum_check(created, p, "create rotation");
+  CHECK_MPI(MPI_Comm_free(&created));
+  CHECK_MPI(MPI_Group_free(&rot));
+  /* two idups in flight */
+  MPI_Comm d1, d2;
+  MPI_Request q1, q2;
+  CHECK_MPI(MPI_Comm_idup(MPI_COMM_WORLD, &d1, &q1));
+  CHECK_MPI(MPI_Comm_idup(MPI_COMM_WORLD, &d2, &q2));
+  if (r % 2 == 0) {
+    CHECK_MPI(MPI_Wait(&q2, MPI_STATUS_IGNORE));
+    CHECK_MPI(MPI_Wait(&q1, MPI_STATUS_IGNORE));
+  } else {
+    CHECK_MPI(MPI_Wait(&q1, MPI_STATUS_IGNORE));
+    CHECK_MPI(MPI_Wait(&q2, MPI_STATUS_IGNORE));
+  }
+  CHECK(is_range(d1) == 1 && is_range(d2) == 1, "MPI_Comm_idup of the world is not accelerated");
+  CHECK_MPI(MPI_Comm_compare(d1, MPI_COMM_WORLD, &cmp));
+  CHECK(cmp == MPI_CONGRUENT, "idup compares %d with the world", cmp);
+  sum_check(d1, p, "idup 1");
+  sum_check(d2, p, "idup 2");
+  CHECK_MPI(MPI_Comm_free(&d1));
+  CHECK_MPI(MPI_Comm_free(&d2));
+  CHECK_MPI(MPI_Comm_free(&g));
+  CHECK_MPI(MPI_Group_free(&rev));
+  CHECK_MPI(MPI_Group_free(&evens));
+  CHECK_MPI(MPI_Group_free(&world_group));
+}
+
 /* Duplicates of MPI_COMM_SELF, all alive, each used once, then freed. */
 static void test_many(int n) {
   MPI_Comm *comms = malloc(sizeof(MPI_Comm) * (size_t)n);
@@ -141,6 +216,7 @@ int main(int argc, char **argv) {
   memcpy(&is_range_fn, &fn, sizeof fn);
   test_dup(r, p);
   test_split_create(r, p);
+  test_groups(r, p);
   test_many(n);
   MPI_Barrier(MPI_COMM_WORLD);
   shim_test_end();

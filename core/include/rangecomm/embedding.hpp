@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "rangecomm/comm.hpp"
+#include "rangecomm/request.hpp"
 
 namespace rangecomm {
 
@@ -37,6 +38,15 @@ int Group_Comm_below(const Comm& parent, const int* ranks, int n, int levels, Co
 // Bit L (1..31) set when Group_Comm_below(parent, ranks, n, L) would not clash at this process
 // now. A non-member gets every bit.
 std::uint32_t Free_levels(const Comm& parent, const int* ranks, int n);
+
+// Icomm_create_group for the library's own creations (MPI_Comm_idup, MPI_Comm_create_group
+// under RANGECOMM_MODE=accelerate): the members always agree on a context, strided ranges
+// included, so a second live copy of the same members is made without a clash; the traffic
+// runs on a creation context of its own, apart from Icomm_create_group's. `serial` plays the
+// tag's part: creations in flight at once on overlapping groups need serials that differ
+// modulo 2048 (callers count the creations of a parent, which all members make in one order).
+int Icomm_create_agreed(const Comm& parent, const int* ranks, int n, int serial, Comm* out,
+                        Request* request);
 
 // MPI lets a program free a user-defined MPI_Op while a nonblocking collective still uses it.
 // Call this where the program frees one: if a pending collective of the library uses op, the
