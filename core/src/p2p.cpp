@@ -76,17 +76,22 @@ int send(const void* buf, int count, MPI_Datatype type, int dest, int tag, const
   int wtag = wire_tag(*s, tag);
   MPI_Comm lane = s->lane_comm();
   bool sync = mode == Mode::synchronous;
-  if (request == nullptr) {
+  if (request == nullptr && !detail::engine_busy()) {
     rc = sync ? MPI_Ssend(buf, count, type, root_dest, wtag, lane)
               : MPI_Send(buf, count, type, root_dest, wtag, lane);
-  } else {
-    MPI_Request native;
-    rc = sync ? MPI_Issend(buf, count, type, root_dest, wtag, lane, &native)
-              : MPI_Isend(buf, count, type, root_dest, wtag, lane, &native);
-    if (rc == MPI_SUCCESS)
-      RequestAccess::set_native(request, native, false, MPI_ANY_SOURCE, MPI_ANY_TAG, s->errcomm());
+    return detail::raise_mpi(s->errcomm(), rc, fn);
   }
-  return detail::raise_mpi(s->errcomm(), rc, fn);
+  // Nonblocking, or blocking while the engine has work: a blocking send must not stop this
+  // process's waiting receives and collectives, which the receiver may need to match it (the
+  // torture test found two crossing synchronous sends, each to a wildcard receive).
+  Request local;
+  Request* r = request ? request : &local;
+  MPI_Request native;
+  rc = sync ? MPI_Issend(buf, count, type, root_dest, wtag, lane, &native)
+            : MPI_Isend(buf, count, type, root_dest, wtag, lane, &native);
+  if (rc != MPI_SUCCESS) return detail::raise_mpi(s->errcomm(), rc, fn);
+  RequestAccess::set_native(r, native, false, MPI_ANY_SOURCE, MPI_ANY_TAG, s->errcomm());
+  return request ? MPI_SUCCESS : Wait(&local, MPI_STATUS_IGNORE);
 }
 
 // Takes a message that is already out of MPI's queue (parked, or sent to self), if one matches.

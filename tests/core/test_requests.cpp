@@ -363,3 +363,27 @@ TEST_CASE("errors go through the root communicator's error handler") {
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   MPI_Errhandler_free(&counting);
 }
+
+// A blocking send must keep this process's waiting wildcard receives moving: here every process
+// has one waiting for its left neighbour and sends synchronously (and then in standard mode,
+// over the eager limit) to its right one. Found by the torture test: blocking sends went
+// straight to MPI_Ssend, so two crossing sends each waited for the other's wildcard receive.
+TEST_CASE("blocking sends progress waiting wildcard receives") {
+  Comm w = world();
+  int p = w.size(), me = w.rank();
+  if (p < 2) return;
+  int to = (me + 1) % p, from = (me + p - 1) % p;
+  for (int synchronous = 1; synchronous >= 0; --synchronous) {
+    std::vector<int> out(200000, me), in(200000, -1);
+    Request r;
+    REQUIRE(rangecomm::Irecv(in.data(), 200000, MPI_INT, MPI_ANY_SOURCE, 4, w, &r) == MPI_SUCCESS);
+    int rc = synchronous ? rangecomm::Ssend(out.data(), 200000, MPI_INT, to, 4, w)
+                         : rangecomm::Send(out.data(), 200000, MPI_INT, to, 4, w);
+    CHECK(rc == MPI_SUCCESS);
+    MPI_Status st;
+    CHECK(rangecomm::Wait(&r, &st) == MPI_SUCCESS);
+    CHECK(st.MPI_SOURCE == from);
+    CHECK(in.front() == from);
+    CHECK(in.back() == from);
+  }
+}
