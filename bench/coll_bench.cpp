@@ -12,8 +12,8 @@
 //  create+bcast: a range made from the world range plus k broadcasts of n ints, against the
 //            cheaper of MPI_Comm_create_group and MPI_Comm_split plus the same broadcasts.
 //
-// Output on rank 0: a table, or CSV rows experiment,variant,param,ranks,median_us,min_us,
-// max_us,ratio_vs_native (--format csv, or --csv FILE). Benchmarks measure: a timing never
+// Output on rank 0: a table, CSV rows experiment,variant,param,ranks,median_us,min_us,
+// max_us,ratio_vs_native (--format csv, or --output FILE) or JSON (--format json); --help. Benchmarks measure: a timing never
 // makes the exit status nonzero.
 
 #include <mpi.h>
@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_cli.hpp"
 #include "rangecomm/rangecomm.hpp"
 
 namespace {
@@ -36,8 +37,7 @@ struct Options {
   int iters = 0;  // 0: chosen per size
   long overlap_bytes = 1 << 20;
   double test_every_us = 50;
-  bool csv_stdout = false;
-  std::string csv_file;
+  benchcli::Output out;
   std::string colls = "bcast,reduce,allreduce,scan,gather,allgather,alltoall";
   std::string experiments = "latency,overlap,create";
   bool wants(const std::string& list, const std::string& name) const {
@@ -45,40 +45,43 @@ struct Options {
   }
 };
 
-const char* const kUsage =
-    "usage: coll_bench [options]\n"
-    "Collectives on a range communicator vs the native collective on the same processes.\n"
-    "  --sizes a,b,c     message sizes in bytes (default 4,64,1024,16384,262144,4194304)\n"
-    "  --rounds N        samples per variant (alternating native/range, default 5)\n"
-    "  --iters N         calls per sample (default: from 200 for small to 5 for 4 MiB)\n"
-    "  --overlap-bytes N message size of the overlap experiment (default 1048576)\n"
-    "  --test-every US   computation between Test calls in the overlap experiment (default 50)\n"
-    "  --colls a,b       latency collectives (default bcast,reduce,allreduce,scan,gather,\n"
-    "                    allgather,alltoall)\n"
-    "  --experiments a,b latency, overlap, create (default all three)\n"
-    "  --format F        table (default) or csv\n"
-    "  --csv FILE        also write CSV rows to FILE\n"
-    "  --help            this text\n";
+void add_options(CLI::App& app, Options* o) {
+  app.add_option("--sizes", o->sizes, "message sizes in bytes")
+      ->delimiter(',')
+      ->check(benchcli::at_least(1))
+      ->capture_default_str();
+  app.add_option("--rounds", o->rounds, "samples per variant (alternating native/range)")
+      ->check(benchcli::at_least(1))
+      ->capture_default_str();
+  app.add_option("--iters", o->iters, "calls per sample (0: from 200 for small to 5 for 4 MiB)")
+      ->check(benchcli::at_least(0))
+      ->capture_default_str();
+  app.add_option("--overlap-bytes", o->overlap_bytes, "message size of the overlap experiment")
+      ->check(benchcli::at_least(4, 1LL << 30))
+      ->capture_default_str();
+  app.add_option("--test-every", o->test_every_us,
+                 "computation between Test calls in the overlap experiment (us)")
+      ->check(benchcli::at_least(1))
+      ->capture_default_str();
+  app.add_option("--colls", o->colls, "latency collectives")->capture_default_str();
+  app.add_option("--experiments", o->experiments, "latency, overlap, create")
+      ->capture_default_str();
+  benchcli::add_output_options(app, &o->out);
+}
 
 int rank_ = 0, size_ = 1;
 
 double now_us() { return MPI_Wtime() * 1e6; }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
+double median(std::vector<double> v) { return benchcli::stats(v).median; }
 
-struct Row {
-  std::string experiment, variant, param;
-  double med, min, max, ratio;
-};
-std::vector<Row> rows;
+std::vector<benchcli::Row> rows;
 
 void add_row(const std::string& e, const std::string& v, const std::string& p,
-             const std::vector<double>& samples, double ratio) {
-  rows.push_back({e, v, p, median(samples), *std::min_element(samples.begin(), samples.end()),
-                  *std::max_element(samples.begin(), samples.end()), ratio});
+             std::vector<double> samples, double ratio) {
+  benchcli::Stats st = benchcli::stats(samples);
+  rows.push_back(benchcli::make_row(e, v, p, size_, st.median, st.min, st.max, ratio,
+                                    e == "overlap" ? "percent" : "us"));
 }
 
 // One sample: iters calls of f after a barrier, mean per call, max over ranks.
@@ -276,60 +279,19 @@ void create_and_bcast(const Options& o, const rangecomm::Comm& world) {
   MPI_Group_free(&world_group);
 }
 
-std::vector<long> parse_list(const char* s) {
-  std::vector<long> out;
-  for (const char* p = s; *p;) {
-    char* end = nullptr;
-    long v = std::strtol(p, &end, 10);
-    if (end == p || v <= 0) return {};
-    out.push_back(v);
-    p = *end == ',' ? end + 1 : end;
-  }
-  return out;
-}
-
-bool parse(int argc, char** argv, Options* o) {
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    const char* v = i + 1 < argc ? argv[i + 1] : nullptr;
-    if (a == "--help") return false;
-    if (!v) return false;
-    if (a == "--sizes") o->sizes = parse_list(v);
-    else if (a == "--rounds") o->rounds = std::atoi(v);
-    else if (a == "--iters") o->iters = std::atoi(v);
-    else if (a == "--overlap-bytes") o->overlap_bytes = std::atol(v);
-    else if (a == "--test-every") o->test_every_us = std::atof(v);
-    else if (a == "--format") o->csv_stdout = std::string(v) == "csv";
-    else if (a == "--csv") o->csv_file = v;
-    else if (a == "--colls") o->colls = v;
-    else if (a == "--experiments") o->experiments = v;
-    else return false;
-    ++i;
-  }
-  return !o->sizes.empty() && o->rounds > 0 && o->overlap_bytes >= 4;
-}
-
 void print(const Options& o) {
-  const char* header = "experiment,variant,param,ranks,median_us,min_us,max_us,ratio_vs_native\n";
-  auto csv = [&](FILE* f) {
-    std::fputs(header, f);
-    for (const Row& r : rows)
-      std::fprintf(f, "%s,%s,%s,%d,%.3f,%.3f,%.3f,%.3f\n", r.experiment.c_str(), r.variant.c_str(),
-                   r.param.c_str(), size_, r.med, r.min, r.max, r.ratio);
-  };
-  if (!o.csv_file.empty()) {
-    if (FILE* f = std::fopen(o.csv_file.c_str(), "w")) {
-      csv(f);
-      std::fclose(f);
-    }
-  }
-  if (o.csv_stdout) return csv(stdout);
-  std::printf("coll_bench: %d ranks (overlap rows are percent, others microseconds)\n", size_);
-  std::printf("%-18s %-13s %12s %12s %12s %12s %10s\n", "experiment", "variant", "param", "median",
-              "min", "max", "ratio");
-  for (const Row& r : rows)
-    std::printf("%-18s %-13s %12s %12.3f %12.3f %12.3f %10.3f\n", r.experiment.c_str(),
-                r.variant.c_str(), r.param.c_str(), r.med, r.min, r.max, r.ratio);
+  nlohmann::json settings{{"sizes", o.sizes},       {"rounds", o.rounds},
+                          {"iters", o.iters},       {"overlap_bytes", o.overlap_bytes},
+                          {"test_every_us", o.test_every_us}, {"colls", o.colls},
+                          {"experiments", o.experiments}};
+  benchcli::emit("coll_bench", o.out, rows, settings, false, [&] {
+    std::printf("coll_bench: %d ranks (overlap rows are percent, others microseconds)\n", size_);
+    std::printf("%-18s %-13s %12s %12s %12s %12s %10s\n", "experiment", "variant", "param",
+                "median", "min", "max", "ratio");
+    for (const benchcli::Row& r : rows)
+      std::printf("%-18s %-13s %12s %12.3f %12.3f %12.3f %10.3f\n", r.experiment.c_str(),
+                  r.variant.c_str(), r.param.c_str(), r.median, r.min, r.max, r.ratio);
+  });
 }
 
 }  // namespace
@@ -339,10 +301,14 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
   Options o;
-  if (!parse(argc, argv, &o)) {
-    if (rank_ == 0) std::fputs(kUsage, stderr);
+  CLI::App app{"Collectives on a range communicator vs the native collective on the same "
+               "processes (latency, overlap, creation + broadcast).",
+               "coll_bench"};
+  add_options(app, &o);
+  int exit_code = 0;
+  if (!benchcli::parse(app, argc, argv, &exit_code)) {
     MPI_Finalize();
-    return argc > 1 && std::string(argv[1]) == "--help" ? 0 : 1;
+    return exit_code;
   }
   rangecomm::Comm world, range;
   check(rangecomm::Create_Comm(MPI_COMM_WORLD, &world), "Create_Comm");

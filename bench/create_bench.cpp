@@ -40,6 +40,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench_cli.hpp"
 #include "rangecomm/rangecomm.hpp"
 
 namespace {
@@ -53,91 +54,33 @@ struct Options {
   int rounds = 50;         // ping-pong samples per variant and size
   int iters = 1000;        // round trips per sample
   int warmup = 200;        // untimed round trips per variant and size
-  bool csv_stdout = false;
-  std::string csv_file;
+  benchcli::Output out;
 };
 
-const char* const kUsage =
-    "usage: create_bench [options]\n"
-    "Communicator creation time and ping-pong latency: range communicators (rangecomm)\n"
-    "versus native MPI communicators, on MPI_COMM_WORLD (paper Fig. 5).\n"
-    "\n"
-    "  --reps N          repetitions of MPI_Comm_create_group / MPI_Comm_split (default 50)\n"
-    "  --batches N       batches of range creations (default 20)\n"
-    "  --batch-size N    range creations (Split_Comm + Comm_free) per batch (default 5000)\n"
-    "  --sizes a,b,c     ping-pong message sizes in bytes (default 1,1024,65536)\n"
-    "  --rounds N        ping-pong samples per variant and size, alternating order (default 50)\n"
-    "  --iters N         round trips per ping-pong sample (default 1000)\n"
-    "  --warmup N        untimed round trips per variant and size (default 200)\n"
-    "  --format F        table (default) or csv: what rank 0 prints on stdout\n"
-    "  --csv FILE        also write the CSV rows to FILE (stdout keeps the table)\n"
-    "  --help            this text\n"
-    "\n"
-    "CSV columns: experiment,variant,param,ranks,median_us,min_us,max_us,ratio_vs_native\n"
-    "  experiment create:   param = size of the half that rank 0 belongs to; times are per\n"
-    "                       creation, max over ranks; ratio_vs_native = median / median of\n"
-    "                       create_group. Variant range_cpu is range measured in thread CPU\n"
-    "                       time (leaves out time descheduled on an oversubscribed node).\n"
-    "  experiment pingpong: param = message bytes; times are one-way latency on world rank 0;\n"
-    "                       ratio_vs_native = median / median of native.\n";
-
-bool parse_int(const char* s, int min, int* out) {
-  errno = 0;
-  char* end = nullptr;
-  long v = std::strtol(s, &end, 10);
-  if (errno != 0 || end == s || *end != '\0' || v < min || v > 1000000000L) return false;
-  *out = static_cast<int>(v);
-  return true;
-}
-
-bool parse_sizes(const char* s, std::vector<int>* out) {
-  out->clear();
-  std::string str(s);
-  size_t pos = 0;
-  while (pos <= str.size()) {
-    size_t comma = str.find(',', pos);
-    if (comma == std::string::npos) comma = str.size();
-    int v = 0;
-    if (!parse_int(str.substr(pos, comma - pos).c_str(), 0, &v)) return false;
-    out->push_back(v);
-    pos = comma + 1;
-  }
-  return !out->empty();
-}
-
-// Returns 0 to run, 1 for --help, -1 for a bad command line (message in *error).
-int parse_args(int argc, char** argv, Options* o, std::string* error) {
-  for (int i = 1; i < argc; ++i) {
-    std::string flag = argv[i];
-    if (flag == "--help" || flag == "-h") return 1;
-    if (i + 1 >= argc) {
-      *error = "missing value after " + flag;
-      return -1;
-    }
-    const char* v = argv[++i];
-    bool ok = true;
-    if (flag == "--reps") ok = parse_int(v, 1, &o->reps);
-    else if (flag == "--batches") ok = parse_int(v, 1, &o->batches);
-    else if (flag == "--batch-size") ok = parse_int(v, 1, &o->batch_size);
-    else if (flag == "--sizes") ok = parse_sizes(v, &o->sizes);
-    else if (flag == "--rounds") ok = parse_int(v, 1, &o->rounds);
-    else if (flag == "--iters") ok = parse_int(v, 1, &o->iters);
-    else if (flag == "--warmup") ok = parse_int(v, 0, &o->warmup);
-    else if (flag == "--format") {
-      std::string f = v;
-      ok = f == "csv" || f == "table";
-      o->csv_stdout = f == "csv";
-    } else if (flag == "--csv") o->csv_file = v;
-    else {
-      *error = "unknown option " + flag;
-      return -1;
-    }
-    if (!ok) {
-      *error = "bad value '" + std::string(v) + "' for " + flag;
-      return -1;
-    }
-  }
-  return 0;
+void add_options(CLI::App& app, Options* o) {
+  using benchcli::at_least;
+  app.add_option("--reps", o->reps, "repetitions of MPI_Comm_create_group / MPI_Comm_split")
+      ->check(at_least(1))->capture_default_str();
+  app.add_option("--batches", o->batches, "batches of range creations")
+      ->check(at_least(1))->capture_default_str();
+  app.add_option("--batch-size", o->batch_size,
+                 "range creations (Split_Comm + Comm_free) per batch")
+      ->check(at_least(1))->capture_default_str();
+  app.add_option("--sizes", o->sizes, "ping-pong message sizes in bytes")
+      ->delimiter(',')->check(at_least(0))->capture_default_str();
+  app.add_option("--rounds", o->rounds, "ping-pong samples per variant and size, alternating")
+      ->check(at_least(1))->capture_default_str();
+  app.add_option("--iters", o->iters, "round trips per ping-pong sample")
+      ->check(at_least(1))->capture_default_str();
+  app.add_option("--warmup", o->warmup, "untimed round trips per variant and size")
+      ->check(at_least(0))->capture_default_str();
+  benchcli::add_output_options(app, &o->out);
+  app.footer(
+      "Rows: experiment create: param = size of the half that rank 0 belongs to; times per\n"
+      "creation, max over ranks; ratio_vs_native = median / median of create_group. Variant\n"
+      "range_cpu is range in thread CPU time (leaves out time descheduled on an oversubscribed\n"
+      "node). Experiment pingpong: param = message bytes; one-way latency on world rank 0;\n"
+      "ratio_vs_native = median / median of native.");
 }
 
 int g_errors = 0;  // MPI or rangecomm calls that returned an error, data mismatches
@@ -476,11 +419,12 @@ std::string fmt_us(double us) {
   return b;
 }
 
-void write_csv(std::FILE* f, const std::vector<Row>& rows) {
-  std::fprintf(f, "experiment,variant,param,ranks,median_us,min_us,max_us,ratio_vs_native\n");
+std::vector<benchcli::Row> to_rows(const std::vector<Row>& rows) {
+  std::vector<benchcli::Row> out;
   for (const Row& r : rows)
-    std::fprintf(f, "%s,%s,%ld,%d,%.6g,%.6g,%.6g,%.6g\n", r.experiment.c_str(),
-                 r.variant.c_str(), r.param, r.ranks, r.s.median, r.s.min, r.s.max, r.ratio);
+    out.push_back(benchcli::make_row(r.experiment, r.variant, std::to_string(r.param), r.ranks,
+                                     r.s.median, r.s.min, r.s.max, r.ratio));
+  return out;
 }
 
 }  // namespace
@@ -492,15 +436,14 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &p);
 
   Options o;
-  std::string error;
-  int parsed = parse_args(argc, argv, &o, &error);
-  if (parsed != 0) {
-    if (rank == 0) {
-      if (parsed < 0) std::fprintf(stderr, "create_bench: %s\n\n", error.c_str());
-      std::fputs(kUsage, parsed < 0 ? stderr : stdout);
-    }
+  CLI::App app{"Communicator creation time and ping-pong latency: range communicators "
+               "(rangecomm) versus native MPI communicators, on MPI_COMM_WORLD (paper Fig. 5).",
+               "create_bench"};
+  add_options(app, &o);
+  int exit_code = 0;
+  if (!benchcli::parse(app, argc, argv, &exit_code)) {
     MPI_Finalize();
-    return parsed < 0 ? 2 : 0;
+    return exit_code;
   }
 
   const double t_start = MPI_Wtime();
@@ -539,9 +482,11 @@ int main(int argc, char** argv) {
       rows.push_back({"pingpong", "range", r.bytes, p, r.range, r.range.median / r.native.median});
     }
 
-    if (o.csv_stdout) {
-      write_csv(stdout, rows);
-    } else {
+    nlohmann::json settings{{"reps", o.reps},     {"batches", o.batches},
+                            {"batch_size", o.batch_size}, {"sizes", o.sizes},
+                            {"rounds", o.rounds}, {"iters", o.iters},
+                            {"warmup", o.warmup}};
+    benchcli::emit("create_bench", o.out, to_rows(rows), settings, false, [&] {
       char lib[MPI_MAX_LIBRARY_VERSION_STRING];
       int len = 0;
       MPI_Get_library_version(lib, &len);
@@ -609,20 +554,8 @@ int main(int argc, char** argv) {
         std::printf("  ping-pong range/native, %d B: %.3f (%+.1f%%)\n", r.bytes, q,
                     (q - 1.0) * 100.0);
       }
-      std::printf("total time %.1f s%s\n", t_total,
-                  errors ? "" : "; no errors");
-    }
-    if (!o.csv_file.empty()) {
-      std::FILE* f = std::fopen(o.csv_file.c_str(), "w");
-      if (!f) {
-        std::fprintf(stderr, "create_bench: cannot write %s: %s\n", o.csv_file.c_str(),
-                     std::strerror(errno));
-        ++errors;
-      } else {
-        write_csv(f, rows);
-        std::fclose(f);
-      }
-    }
+      std::printf("total time %.1f s%s\n", t_total, errors ? "" : "; no errors");
+    });
     if (errors) std::fprintf(stderr, "create_bench: %d error(s), see above\n", errors);
     std::fflush(stdout);
   }

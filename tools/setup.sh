@@ -6,6 +6,7 @@ packages=(
   g++ pkg-config meson ninja-build python3
   mpich libmpich-dev openmpi-bin libopenmpi-dev
   catch2
+  libcli11-dev nlohmann-json3-dev  # options and JSON output of the benchmark drivers
   python3-matplotlib  # plots of benchmark results
   python3-pycparser   # the shim's wrapper generator parses mpi.h
 )
