@@ -10,6 +10,9 @@
  * out time a rank spends descheduled on a loaded or oversubscribed machine; MPI's busy polling
  * counts as CPU time). A benchmark: it prints, it never fails on a timing. Link with
  * librangecomm.so (it calls the MPIX functions). */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,31 +86,48 @@ static void measure(int method, long iters, int batches, int r, int p, MPI_Group
   free(rows);
 }
 
-int main(int argc, char **argv) {
-  long range_iters = 20000, native_iters = 200;
-  int batches = 5;
-  for (int i = 1; i < argc; ++i)
-    if (strcmp(argv[i], "--help") == 0) {
-      printf("usage: mpiexec -n P capi_create_bench [--range-iters N] [--native-iters N] "
-             "[--batches B]\n"
-             "Create + free of a communicator for each half of MPI_COMM_WORLD through the C API\n"
-             "(MPIX_Comm_create_range, MPIX_Icomm_create_group) against MPI_Comm_create_group\n"
-             "and MPI_Comm_split: microseconds per pair, wall and CPU time, and the ratios.\n"
-             "Defaults: 20000 range and 200 native iterations, 5 batches; P >= 2.\n");
-      return 0;
-    }
-  if (argc % 2 == 0) {
-    fprintf(stderr, "capi_create_bench: %s needs a value (see --help)\n", argv[argc - 1]);
-    return 2;
+/* A whole decimal number in [lo, hi], or a message and false. */
+static int number(const char *name, const char *text, long lo, long hi, long *out) {
+  char *end = NULL;
+  errno = 0;
+  long v = strtol(text, &end, 10);
+  if (errno != 0 || end == text || *end != '\0' || v < lo || v > hi) {
+    fprintf(stderr, "capi_create_bench: --%s: '%s' is not a number in %ld..%ld (see --help)\n",
+            name, text, lo, hi);
+    return 0;
   }
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (strcmp(argv[i], "--range-iters") == 0) range_iters = atol(argv[i + 1]);
-    else if (strcmp(argv[i], "--native-iters") == 0) native_iters = atol(argv[i + 1]);
-    else if (strcmp(argv[i], "--batches") == 0) batches = atoi(argv[i + 1]);
-    else {
-      fprintf(stderr, "capi_create_bench: unknown option %s\n", argv[i]);
-      return 2;
+  *out = v;
+  return 1;
+}
+
+int main(int argc, char **argv) {
+  long range_iters = 20000, native_iters = 200, batches = 5;
+  static const struct option longopts[] = {{"range-iters", required_argument, NULL, 'r'},
+                                           {"native-iters", required_argument, NULL, 'n'},
+                                           {"batches", required_argument, NULL, 'b'},
+                                           {"help", no_argument, NULL, 'h'},
+                                           {NULL, 0, NULL, 0}};
+  int c, ok = 1;
+  while (ok && (c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    switch (c) {
+      case 'h':
+        printf("usage: mpiexec -n P capi_create_bench [--range-iters N] [--native-iters N] "
+               "[--batches B]\n"
+               "Create + free of a communicator for each half of MPI_COMM_WORLD through the C "
+               "API\n(MPIX_Comm_create_range, MPIX_Icomm_create_group) against "
+               "MPI_Comm_create_group\nand MPI_Comm_split: microseconds per pair, wall and CPU "
+               "time, and the ratios.\nDefaults: 20000 range and 200 native iterations, 5 "
+               "batches; P >= 2.\n");
+        return 0;
+      case 'r': ok = number("range-iters", optarg, 1, LONG_MAX, &range_iters); break;
+      case 'n': ok = number("native-iters", optarg, 1, LONG_MAX, &native_iters); break;
+      case 'b': ok = number("batches", optarg, 1, 100000, &batches); break;
+      default: ok = 0; /* getopt_long printed what was wrong */
     }
+  }
+  if (!ok || optind < argc) {
+    if (ok) fprintf(stderr, "capi_create_bench: unexpected argument '%s'\n", argv[optind]);
+    return 2;
   }
   MPI_Init(&argc, &argv);
   int r, p;
@@ -124,7 +144,8 @@ int main(int argc, char **argv) {
   MPI_Group_range_incl(world, 1, triple, &half);
   double us[METHODS], cpu[METHODS];
   for (int m = 0; m < METHODS; ++m)
-    measure(m, m <= ICREATE ? range_iters : native_iters, batches, r, p, half, &us[m], &cpu[m]);
+    measure(m, m <= ICREATE ? range_iters : native_iters, (int)batches, r, p, half, &us[m],
+            &cpu[m]);
   if (r == 0) {
     printf("# ranks %d, halves of MPI_COMM_WORLD, create + MPI_Comm_free, us per pair\n", p);
     printf("%-26s %12s %12s %12s %12s %12s\n", "method", "wall_us", "cpu_us", "x_group_wall",

@@ -34,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_cli.hpp"
 #include "rangecomm/rangecomm.hpp"
 
 namespace {
@@ -43,74 +44,27 @@ struct Options {
   int reps = 20;       // native samples per schedule
   int batches = 20;    // range samples per schedule
   int batch = 1000;    // range repetitions per sample
-  bool csv_stdout = false;
-  std::string csv_file;
+  benchcli::Output out;
 };
 
-const char* const kUsage =
-    "usage: cascade_bench [options]\n"
-    "Creating overlapping communicators of g processes (0..g-1, g-1..2g-2, ...) with a\n"
-    "cascaded and an alternating schedule: MPI_Comm_create_group vs rangecomm::Split_Comm\n"
-    "(paper Fig. 6).\n"
-    "\n"
-    "  --group-size G    processes per group, >= 2 (default 4 from 7 ranks up, else 2)\n"
-    "  --reps N          native samples per schedule (default 20)\n"
-    "  --batches N       range samples per schedule (default 20)\n"
-    "  --batch N         range repetitions per sample (default 1000)\n"
-    "  --format F        table (default) or csv: what rank 0 prints on stdout\n"
-    "  --csv FILE        also write the CSV rows to FILE\n"
-    "  --help            this text\n"
-    "\n"
-    "CSV columns: experiment,variant,param,ranks,median_us,min_us,max_us,ratio_vs_native\n"
-    "  times are per creation of all of a process's communicators, max over ranks;\n"
-    "  param = G; ratio_vs_native = median / median of native with the same schedule.\n";
+void add_options(CLI::App& app, Options* o) {
+  using benchcli::at_least;
+  app.add_option("--group-size", o->group_size,
+                 "processes per group, >= 2 (0: 4 from 7 ranks up, else 2)")
+      ->check(CLI::IsMember({0}) | at_least(2, 100000000))->capture_default_str();
+  app.add_option("--reps", o->reps, "native samples per schedule")
+      ->check(at_least(1, 100000000))->capture_default_str();
+  app.add_option("--batches", o->batches, "range samples per schedule")
+      ->check(at_least(1, 100000000))->capture_default_str();
+  app.add_option("--batch", o->batch, "range repetitions per sample")
+      ->check(at_least(1, 100000000))->capture_default_str();
+  benchcli::add_output_options(app, &o->out);
+  app.footer("Rows: times are per creation of all of a process's communicators, max over ranks;\n"
+             "param = G; ratio_vs_native = median / median of native with the same schedule.");
+}
 
 int rank_ = 0, size_ = 1, errors_ = 0;
 
-bool parse_int(const char* s, int min, int* out) {
-  errno = 0;
-  char* end = nullptr;
-  long v = std::strtol(s, &end, 10);
-  if (errno != 0 || end == s || *end != '\0' || v < min || v > 100000000L) return false;
-  *out = static_cast<int>(v);
-  return true;
-}
-
-// 0 to run, 1 for --help, -1 for a bad command line.
-int parse_args(int argc, char** argv, Options* o, std::string* error) {
-  for (int i = 1; i < argc; ++i) {
-    std::string flag = argv[i];
-    if (flag == "--help" || flag == "-h") return 1;
-    static const char* const known[] = {"--group-size", "--reps", "--batches", "--batch", "--format", "--csv"};
-    if (std::find(std::begin(known), std::end(known), flag) == std::end(known)) {
-      *error = "unknown option " + flag;
-      return -1;
-    }
-    if (i + 1 >= argc) {
-      *error = "missing value after " + flag;
-      return -1;
-    }
-    const char* v = argv[++i];
-    bool ok = true;
-    if (flag == "--group-size") ok = parse_int(v, 2, &o->group_size);
-    else if (flag == "--reps") ok = parse_int(v, 1, &o->reps);
-    else if (flag == "--batches") ok = parse_int(v, 1, &o->batches);
-    else if (flag == "--batch") ok = parse_int(v, 1, &o->batch);
-    else if (flag == "--format") {
-      ok = std::string(v) == "csv" || std::string(v) == "table";
-      o->csv_stdout = std::string(v) == "csv";
-    } else if (flag == "--csv") o->csv_file = v;
-    else {
-      *error = "unknown option " + flag;
-      return -1;
-    }
-    if (!ok) {
-      *error = "bad value '" + std::string(v) + "' for " + flag;
-      return -1;
-    }
-  }
-  return 0;
-}
 
 void check(int rc, const char* what) {
   if (rc == MPI_SUCCESS) return;
@@ -220,13 +174,6 @@ struct Row {
   double ratio;
 };
 
-void write_csv(std::FILE* f, const std::vector<Row>& rows, int g) {
-  std::fprintf(f, "experiment,variant,param,ranks,median_us,min_us,max_us,ratio_vs_native\n");
-  for (const Row& r : rows)
-    std::fprintf(f, "cascade,%s,%d,%d,%.6g,%.6g,%.6g,%.6g\n", r.variant.c_str(), g, size_,
-                 r.s.median, r.s.min, r.s.max, r.ratio);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -234,15 +181,15 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
   Options o;
-  std::string error;
-  int parsed = parse_args(argc, argv, &o, &error);
-  if (parsed != 0) {
-    if (rank_ == 0) {
-      if (parsed < 0) std::fprintf(stderr, "cascade_bench: %s\n\n", error.c_str());
-      std::fputs(kUsage, parsed < 0 ? stderr : stdout);
-    }
+  CLI::App app{"Creating overlapping communicators of g processes (0..g-1, g-1..2g-2, ...) with a "
+               "cascaded and an alternating schedule: MPI_Comm_create_group vs "
+               "rangecomm::Split_Comm (paper Fig. 6).",
+               "cascade_bench"};
+  add_options(app, &o);
+  int exit_code = 0;
+  if (!benchcli::parse(app, argc, argv, &exit_code)) {
     MPI_Finalize();
-    return parsed < 0 ? 2 : 0;
+    return exit_code;
   }
   const int g = o.group_size ? o.group_size : (size_ >= 7 ? 4 : 2);
   rangecomm::Comm world;
@@ -262,9 +209,13 @@ int main(int argc, char** argv) {
   int errors = 0;
   MPI_Reduce(&errors_, &errors, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
   if (rank_ == 0) {
-    if (o.csv_stdout) {
-      write_csv(stdout, rows, g);
-    } else {
+    std::vector<benchcli::Row> out;
+    for (const Row& r : rows)
+      out.push_back(benchcli::make_row("cascade", r.variant, std::to_string(g), size_, r.s.median,
+                                       r.s.min, r.s.max, r.ratio));
+    nlohmann::json settings{{"group_size", g}, {"reps", o.reps}, {"batches", o.batches},
+                            {"batch", o.batch}};
+    benchcli::emit("cascade_bench", o.out, out, settings, false, [&] {
       std::printf("cascade_bench: %d ranks, overlapping groups of %d; us per creation of all of a\n"
                   "process's communicators, max over ranks\n", size_, g);
       std::printf("%-20s %12s %12s %12s %12s\n", "variant", "median_us", "min_us", "max_us",
@@ -272,15 +223,7 @@ int main(int argc, char** argv) {
       for (const Row& r : rows)
         std::printf("%-20s %12.4g %12.4g %12.4g %12.4g\n", r.variant.c_str(), r.s.median,
                     r.s.min, r.s.max, r.ratio);
-    }
-    if (!o.csv_file.empty()) {
-      if (std::FILE* f = std::fopen(o.csv_file.c_str(), "w")) {
-        write_csv(f, rows, g);
-        std::fclose(f);
-      } else {
-        std::fprintf(stderr, "cascade_bench: cannot write %s\n", o.csv_file.c_str());
-      }
-    }
+    });
     if (errors) std::fprintf(stderr, "cascade_bench: %d error(s) or wrong sizes, see above\n", errors);
     std::fflush(stdout);
   }

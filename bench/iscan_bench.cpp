@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_cli.hpp"
 #include "rangecomm/rangecomm.hpp"
 
 namespace {
@@ -33,85 +34,24 @@ struct Options {
   std::vector<long> sizes = {1, 8, 64, 512, 4096, 32768, 262144};  // doubles per process
   int rounds = 7;
   int iters = 0;  // 0: chosen per size
-  bool csv_stdout = false;
-  std::string csv_file;
+  benchcli::Output out;
 };
 
-const char* const kUsage =
-    "usage: iscan_bench [options]\n"
-    "MPI_Iscan on a native communicator vs rangecomm::Iscan on a range of the same processes,\n"
-    "n doubles per process, MPI_SUM (paper Fig. 4).\n"
-    "\n"
-    "  --sizes a,b,c     doubles per process (default 1,8,64,512,4096,32768,262144)\n"
-    "  --rounds N        samples per variant and size, alternating (default 7)\n"
-    "  --iters N         Iscan+Wait pairs per sample (default: 100 for small, down to 3)\n"
-    "  --format F        table (default) or csv: what rank 0 prints on stdout\n"
-    "  --csv FILE        also write the CSV rows to FILE\n"
-    "  --help            this text\n"
-    "\n"
-    "CSV columns: experiment,variant,param,ranks,median_us,min_us,max_us,ratio_vs_native\n"
-    "  param = doubles per process; times per Iscan+Wait, max over ranks;\n"
-    "  ratio_vs_native = median / median of native.\n";
+void add_options(CLI::App& app, Options* o) {
+  using benchcli::at_least;
+  app.add_option("--sizes", o->sizes, "doubles per process")
+      ->delimiter(',')->check(at_least(1, 1LL << 26))->capture_default_str();
+  app.add_option("--rounds", o->rounds, "samples per variant and size, alternating")
+      ->check(at_least(1, 100000000))->capture_default_str();
+  app.add_option("--iters", o->iters, "Iscan+Wait pairs per sample (0: 100 for small, down to 3)")
+      ->check(at_least(0, 100000000))->capture_default_str();
+  benchcli::add_output_options(app, &o->out);
+  app.footer("Rows: param = doubles per process; times per Iscan+Wait, max over ranks;\n"
+             "ratio_vs_native = median / median of native.");
+}
 
 int rank_ = 0, size_ = 1, errors_ = 0;
 
-bool parse_list(const char* s, std::vector<long>* out) {
-  out->clear();
-  for (const char* p = s; *p;) {
-    errno = 0;
-    char* end = nullptr;
-    long v = std::strtol(p, &end, 10);
-    if (errno != 0 || end == p || v < 1 || v > (1L << 26) || (*end != ',' && *end != '\0'))
-      return false;
-    out->push_back(v);
-    p = *end == ',' ? end + 1 : end;
-  }
-  return !out->empty();
-}
-
-bool parse_int(const char* s, int min, int* out) {
-  errno = 0;
-  char* end = nullptr;
-  long v = std::strtol(s, &end, 10);
-  if (errno != 0 || end == s || *end != '\0' || v < min || v > 100000000L) return false;
-  *out = static_cast<int>(v);
-  return true;
-}
-
-// 0 to run, 1 for --help, -1 for a bad command line.
-int parse_args(int argc, char** argv, Options* o, std::string* error) {
-  for (int i = 1; i < argc; ++i) {
-    std::string flag = argv[i];
-    if (flag == "--help" || flag == "-h") return 1;
-    static const char* const known[] = {"--sizes", "--rounds", "--iters", "--format", "--csv"};
-    if (std::find(std::begin(known), std::end(known), flag) == std::end(known)) {
-      *error = "unknown option " + flag;
-      return -1;
-    }
-    if (i + 1 >= argc) {
-      *error = "missing value after " + flag;
-      return -1;
-    }
-    const char* v = argv[++i];
-    bool ok = true;
-    if (flag == "--sizes") ok = parse_list(v, &o->sizes);
-    else if (flag == "--rounds") ok = parse_int(v, 1, &o->rounds);
-    else if (flag == "--iters") ok = parse_int(v, 1, &o->iters);
-    else if (flag == "--format") {
-      ok = std::string(v) == "csv" || std::string(v) == "table";
-      o->csv_stdout = std::string(v) == "csv";
-    } else if (flag == "--csv") o->csv_file = v;
-    else {
-      *error = "unknown option " + flag;
-      return -1;
-    }
-    if (!ok) {
-      *error = "bad value '" + std::string(v) + "' for " + flag;
-      return -1;
-    }
-  }
-  return 0;
-}
 
 void check(int rc, const char* what) {
   if (rc == MPI_SUCCESS) return;
@@ -187,16 +127,6 @@ Row bench_size(long n, const Options& o, const rangecomm::Comm& range, MPI_Comm 
   return {n, stats_of(tn), stats_of(tr)};
 }
 
-void write_csv(std::FILE* f, const std::vector<Row>& rows) {
-  std::fprintf(f, "experiment,variant,param,ranks,median_us,min_us,max_us,ratio_vs_native\n");
-  for (const Row& r : rows) {
-    std::fprintf(f, "iscan,native,%ld,%d,%.6g,%.6g,%.6g,1\n", r.n, size_, r.native.median,
-                 r.native.min, r.native.max);
-    std::fprintf(f, "iscan,range,%ld,%d,%.6g,%.6g,%.6g,%.6g\n", r.n, size_, r.range.median,
-                 r.range.min, r.range.max, r.range.median / r.native.median);
-  }
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -204,15 +134,14 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
   Options o;
-  std::string error;
-  int parsed = parse_args(argc, argv, &o, &error);
-  if (parsed != 0) {
-    if (rank_ == 0) {
-      if (parsed < 0) std::fprintf(stderr, "iscan_bench: %s\n\n", error.c_str());
-      std::fputs(kUsage, parsed < 0 ? stderr : stdout);
-    }
+  CLI::App app{"MPI_Iscan on a native communicator vs rangecomm::Iscan on a range of the same "
+               "processes, n doubles per process, MPI_SUM (paper Fig. 4).",
+               "iscan_bench"};
+  add_options(app, &o);
+  int exit_code = 0;
+  if (!benchcli::parse(app, argc, argv, &exit_code)) {
     MPI_Finalize();
-    return parsed < 0 ? 2 : 0;
+    return exit_code;
   }
   rangecomm::Comm world, range;
   check(rangecomm::Create_Comm(MPI_COMM_WORLD, &world), "Create_Comm");
@@ -229,9 +158,16 @@ int main(int argc, char** argv) {
   int errors = 0;
   MPI_Reduce(&errors_, &errors, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
   if (rank_ == 0) {
-    if (o.csv_stdout) {
-      write_csv(stdout, rows);
-    } else {
+    std::vector<benchcli::Row> out;
+    for (const Row& r : rows) {
+      std::string n = std::to_string(r.n);
+      out.push_back(benchcli::make_row("iscan", "native", n, size_, r.native.median, r.native.min,
+                                       r.native.max, 1.0));
+      out.push_back(benchcli::make_row("iscan", "range", n, size_, r.range.median, r.range.min,
+                                       r.range.max, r.range.median / r.native.median));
+    }
+    nlohmann::json settings{{"sizes", o.sizes}, {"rounds", o.rounds}, {"iters", o.iters}};
+    benchcli::emit("iscan_bench", o.out, out, settings, false, [&] {
       std::printf("iscan_bench: %d ranks; us per Iscan+Wait (MPI_SUM of doubles), max over ranks\n",
                   size_);
       std::printf("%10s %12s %12s %12s %12s %12s %12s %12s\n", "doubles", "native_med",
@@ -241,15 +177,7 @@ int main(int argc, char** argv) {
         std::printf("%10ld %12.4g %12.4g %12.4g %12.4g %12.4g %12.4g %12.3f\n", r.n,
                     r.native.median, r.native.min, r.native.max, r.range.median, r.range.min,
                     r.range.max, r.range.median / r.native.median);
-    }
-    if (!o.csv_file.empty()) {
-      if (std::FILE* f = std::fopen(o.csv_file.c_str(), "w")) {
-        write_csv(f, rows);
-        std::fclose(f);
-      } else {
-        std::fprintf(stderr, "iscan_bench: cannot write %s\n", o.csv_file.c_str());
-      }
-    }
+    });
     if (errors) std::fprintf(stderr, "iscan_bench: %d error(s), see above\n", errors);
     std::fflush(stdout);
   }

@@ -40,6 +40,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_cli.hpp"
 #include "rangecomm/rangecomm.hpp"
 
 namespace {
@@ -49,78 +50,32 @@ struct Options {
   long batch = 1000;   // creations per timing sample
   long time_limit = 0; // seconds per variant, checked every batch; 0: none
   std::string variants = "native_world,range_world,native_self,range_self";
-  bool csv_stdout = false;
-  std::string csv_file;
+  benchcli::Output out;
   bool wants(const std::string& v) const {
     return ("," + variants + ",").find("," + v + ",") != std::string::npos;
   }
 };
 
-const char* const kUsage =
-    "usage: limit_bench [options]\n"
-    "Communicators alive before creation fails, and memory per communicator: native MPI\n"
-    "(MPI_Comm_dup of MPI_COMM_WORLD / MPI_COMM_SELF) against range communicators\n"
-    "(overlapping ranges of two or more members / single-member ranges).\n"
-    "\n"
-    "  --max N           stop each variant at N live communicators (default 1000000)\n"
-    "  --batch N         creations per timing sample (default 1000)\n"
-    "  --time-limit S    stop a variant after S seconds (checked every batch; default: none)\n"
-    "  --variants a,b    native_world,range_world,native_self,range_self (default all)\n"
-    "  --format F        table (default) or csv: what rank 0 prints on stdout\n"
-    "  --csv FILE        also write the CSV rows to FILE\n"
-    "  --help            this text\n"
-    "\n"
-    "CSV columns: experiment,variant,param,ranks,median_us,min_us,max_us,ratio_vs_native,unit,note\n"
-    "  median/min/max are over ranks; unit: alive = count, memory = RSS bytes per\n"
-    "  communicator, heap = malloc'd bytes per communicator, create = us per creation. param = p for *_world (communicators drawn from the p ranks),\n"
-    "  1 for *_self.\n";
+void add_options(CLI::App& app, Options* o) {
+  using benchcli::at_least;
+  app.add_option("--max", o->max, "stop each variant at this many live communicators")
+      ->check(at_least(1, 100000000))->capture_default_str();
+  app.add_option("--batch", o->batch, "creations per timing sample")
+      ->check(at_least(1, 100000000))->capture_default_str();
+  app.add_option("--time-limit", o->time_limit,
+                 "stop a variant after this many seconds (checked every batch; 0: none)")
+      ->check(at_least(0, 100000000))->capture_default_str();
+  app.add_option("--variants", o->variants, "native_world,range_world,native_self,range_self")
+      ->capture_default_str();
+  benchcli::add_output_options(app, &o->out);
+  app.footer(
+      "Rows (experiment,variant,param,ranks,median_us,min_us,max_us,ratio_vs_native,unit,note):\n"
+      "median/min/max are over ranks; unit: alive = count, memory = RSS bytes per communicator,\n"
+      "heap = malloc'd bytes per communicator, create = us per creation. param = p for *_world\n"
+      "(communicators drawn from the p ranks), 1 for *_self.");
+}
 
 int rank_ = 0, size_ = 1;
-
-bool parse_long(const char* s, long min, long* out) {
-  errno = 0;
-  char* end = nullptr;
-  long v = std::strtol(s, &end, 10);
-  if (errno != 0 || end == s || *end != '\0' || v < min || v > 100000000L) return false;
-  *out = v;
-  return true;
-}
-
-// 0 to run, 1 for --help, -1 for a bad command line.
-int parse_args(int argc, char** argv, Options* o, std::string* error) {
-  for (int i = 1; i < argc; ++i) {
-    std::string flag = argv[i];
-    if (flag == "--help" || flag == "-h") return 1;
-    static const char* const known[] = {"--max", "--batch", "--time-limit", "--variants", "--format", "--csv"};
-    if (std::find(std::begin(known), std::end(known), flag) == std::end(known)) {
-      *error = "unknown option " + flag;
-      return -1;
-    }
-    if (i + 1 >= argc) {
-      *error = "missing value after " + flag;
-      return -1;
-    }
-    const char* v = argv[++i];
-    bool ok = true;
-    if (flag == "--max") ok = parse_long(v, 1, &o->max);
-    else if (flag == "--batch") ok = parse_long(v, 1, &o->batch);
-    else if (flag == "--time-limit") ok = parse_long(v, 0, &o->time_limit);
-    else if (flag == "--variants") o->variants = v;
-    else if (flag == "--format") {
-      ok = std::string(v) == "csv" || std::string(v) == "table";
-      o->csv_stdout = std::string(v) == "csv";
-    } else if (flag == "--csv") o->csv_file = v;
-    else {
-      *error = "unknown option " + flag;
-      return -1;
-    }
-    if (!ok) {
-      *error = "bad value '" + std::string(v) + "' for " + flag;
-      return -1;
-    }
-  }
-  return 0;
-}
 
 // Resident set size of this process in bytes (VmRSS), or -1 if /proc is not there.
 long rss_bytes() {
@@ -339,12 +294,12 @@ void set_ratios(std::vector<Row>* rows) {
   }
 }
 
-void write_csv(std::FILE* f, const std::vector<Row>& rows) {
-  std::fprintf(f, "experiment,variant,param,ranks,median_us,min_us,max_us,ratio_vs_native,unit,note\n");
+std::vector<benchcli::Row> to_rows(const std::vector<Row>& rows) {
+  std::vector<benchcli::Row> out;
   for (const Row& r : rows)
-    std::fprintf(f, "%s,%s,%d,%d,%.6g,%.6g,%.6g,%.6g,%s,%s\n", r.experiment.c_str(),
-                 r.variant.c_str(), r.param, size_, r.med, r.min, r.max, r.ratio, r.unit.c_str(),
-                 r.note.c_str());
+    out.push_back(benchcli::make_row(r.experiment, r.variant, std::to_string(r.param), size_,
+                                     r.med, r.min, r.max, r.ratio, r.unit, r.note));
+  return out;
 }
 
 void print_table(const std::vector<Row>& rows) {
@@ -364,15 +319,15 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
   Options o;
-  std::string error;
-  int parsed = parse_args(argc, argv, &o, &error);
-  if (parsed != 0) {
-    if (rank_ == 0) {
-      if (parsed < 0) std::fprintf(stderr, "limit_bench: %s\n\n", error.c_str());
-      std::fputs(kUsage, parsed < 0 ? stderr : stdout);
-    }
+  CLI::App app{"Communicators alive before creation fails, and memory per communicator: native "
+               "MPI (MPI_Comm_dup of MPI_COMM_WORLD / MPI_COMM_SELF) against range communicators "
+               "(overlapping ranges of two or more members / single-member ranges).",
+               "limit_bench"};
+  add_options(app, &o);
+  int exit_code = 0;
+  if (!benchcli::parse(app, argc, argv, &exit_code)) {
     MPI_Finalize();
-    return parsed < 0 ? 2 : 0;
+    return exit_code;
   }
   // Creation failures are what we measure: they must come back as codes, not abort.
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
@@ -402,17 +357,10 @@ int main(int argc, char** argv) {
   set_ratios(&rows);
 
   if (rank_ == 0) {
-    if (o.csv_stdout) write_csv(stdout, rows);
-    else print_table(rows);
-    if (!o.csv_file.empty()) {
-      if (std::FILE* f = std::fopen(o.csv_file.c_str(), "w")) {
-        write_csv(f, rows);
-        std::fclose(f);
-      } else {
-        std::fprintf(stderr, "limit_bench: cannot write %s: %s\n", o.csv_file.c_str(),
-                     std::strerror(errno));
-      }
-    }
+    nlohmann::json settings{{"max", o.max}, {"batch", o.batch}, {"time_limit", o.time_limit},
+                            {"variants", o.variants}};
+    benchcli::emit("limit_bench", o.out, to_rows(rows), settings, true,
+                   [&] { print_table(rows); });
     std::fflush(stdout);
   }
   world = rangecomm::Comm();

@@ -28,6 +28,9 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
 #include <link.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -259,37 +262,62 @@ static int run_compare(const char *library, const char *self, int mpiexec_argc,
   return 0;
 }
 
+/* A whole decimal number in [lo, hi], or a message and false. */
+static int number(const char *name, const char *text, long lo, long hi, long *out) {
+  char *end = NULL;
+  errno = 0;
+  long v = strtol(text, &end, 10);
+  if (errno != 0 || end == text || *end != '\0' || v < lo || v > hi) {
+    fprintf(stderr, "passthrough_bench: --%s: '%s' is not a number in %ld..%ld (see --help)\n",
+            name, text, lo, hi);
+    return 0;
+  }
+  *out = v;
+  return 1;
+}
+
+static void usage(void) {
+  printf("usage: passthrough_bench [--calls N] [--iters N] [--rounds N] [--size BYTES]\n"
+         "                         [--dup-first 0|1]                (one run, under mpiexec)\n"
+         "       passthrough_bench --compare LIBRANGECOMM [--runs R] [--format table|csv] "
+         "[options]\n                         -- MPIEXEC [ARGS...]\n"
+         "Pass-through cost of librangecomm.so on real communicators: MPI_Comm_rank ns per "
+         "call and\n2-rank ping-pong latency, without and with LD_PRELOAD (see the comment "
+         "at the top of\nbench/passthrough_bench.c). Defaults: --calls 20000000 --iters 20000 "
+         "--rounds 15 --size 8\n--runs 5 --dup-first 0.\n");
+}
+
 int main(int argc, char **argv) {
   struct options o = {20000000, 20000, 15, 8, 5, 0, 0};
   const char *library = NULL;
-  int i, separator = -1;
-  for (i = 1; i < argc; ++i) {
-    if (strcmp(argv[i], "--") == 0) { separator = i; break; }
-    if (strcmp(argv[i], "--help") == 0) {
-      printf("usage: passthrough_bench [--calls N] [--iters N] [--rounds N] [--size BYTES]\n"
-             "                         [--dup-first 0|1]                (one run, under mpiexec)\n"
-             "       passthrough_bench --compare LIBRANGECOMM [--runs R] [--format table|csv] "
-             "[options]\n                         -- MPIEXEC [ARGS...]\n"
-             "Pass-through cost of librangecomm.so on real communicators: MPI_Comm_rank ns per "
-             "call and\n2-rank ping-pong latency, without and with LD_PRELOAD (see the comment "
-             "at the top of\nbench/passthrough_bench.c).\n");
-      return 0;
+  static const struct option longopts[] = {
+      {"compare", required_argument, NULL, 'c'}, {"calls", required_argument, NULL, 'n'},
+      {"iters", required_argument, NULL, 'i'},   {"rounds", required_argument, NULL, 'r'},
+      {"size", required_argument, NULL, 's'},    {"runs", required_argument, NULL, 'R'},
+      {"dup-first", required_argument, NULL, 'd'}, {"format", required_argument, NULL, 'f'},
+      {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0}};
+  int c, ok = 1;
+  /* '+': stop at the first non-option (mpiexec's own command line follows "--"). */
+  while (ok && (c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+    switch (c) {
+      case 'h': usage(); return 0;
+      case 'c': library = optarg; break;
+      case 'n': ok = number("calls", optarg, 1, LONG_MAX, &o.calls); break;
+      case 'i': ok = number("iters", optarg, 1, LONG_MAX, &o.iters); break;
+      case 'r': ok = number("rounds", optarg, 1, LONG_MAX, &o.rounds); break;
+      case 's': ok = number("size", optarg, 0, 1L << 30, &o.size); break;
+      case 'R': ok = number("runs", optarg, 1, 64, &o.runs); break;
+      case 'd': ok = number("dup-first", optarg, 0, 1, &o.dup_first); break;
+      case 'f':
+        ok = strcmp(optarg, "csv") == 0 || strcmp(optarg, "table") == 0;
+        if (!ok) fprintf(stderr, "passthrough_bench: --format: table or csv, not '%s'\n", optarg);
+        o.csv = strcmp(optarg, "csv") == 0;
+        break;
+      default: ok = 0; /* getopt_long printed what was wrong */
     }
-    if (i + 1 >= argc) break;
-    if (strcmp(argv[i], "--compare") == 0) library = argv[++i];
-    else if (strcmp(argv[i], "--calls") == 0) o.calls = atol(argv[++i]);
-    else if (strcmp(argv[i], "--iters") == 0) o.iters = atol(argv[++i]);
-    else if (strcmp(argv[i], "--rounds") == 0) o.rounds = atol(argv[++i]);
-    else if (strcmp(argv[i], "--size") == 0) o.size = atol(argv[++i]);
-    else if (strcmp(argv[i], "--runs") == 0) o.runs = atol(argv[++i]);
-    else if (strcmp(argv[i], "--dup-first") == 0) o.dup_first = atol(argv[++i]);
-    else if (strcmp(argv[i], "--format") == 0) o.csv = strcmp(argv[++i], "csv") == 0;
   }
-  if (o.calls < 1 || o.iters < 1 || o.rounds < 1 || o.size < 0 || o.runs < 1 || o.runs > 64 ||
-      o.dup_first < 0 || o.dup_first > 1) {
-    fprintf(stderr, "passthrough_bench: bad option value\n");
-    return 2;
-  }
+  if (!ok) return 2;
+  int separator = optind > 0 && strcmp(argv[optind - 1], "--") == 0 ? optind - 1 : -1;
   if (library == NULL) return run_mpi(argc, argv, &o);
   if (separator < 0 || separator + 1 >= argc) {
     fprintf(stderr, "usage: passthrough_bench --compare LIB [options] -- MPIEXEC [ARGS...]\n");

@@ -32,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_cli.hpp"
 #include "rangecomm/jquick.hpp"
 #include "rangecomm/jquick/hypercube.hpp"
 #include "rangecomm/jquick/sample_sort.hpp"
@@ -39,114 +40,38 @@
 namespace {
 
 struct Options {
-  std::vector<std::int64_t> sizes;  // n/p values
+  std::vector<std::int64_t> sizes = {1, 4, 16, 64, 256, 1024, 4096, 16384, 65536};  // n/p
   int reps = 7;
   int warmup = 1;
   std::vector<std::string> algorithms = {"jquick/range", "jquick/create_group", "jquick/split",
                                          "samplesort/native", "hypercube/range"};
-  bool csv_stdout = false;
-  std::string csv_file;
+  benchcli::Output out;
   std::uint64_t seed = 1;
 };
 
-const char* const kUsage =
-    "usage: sort_bench [options]\n"
-    "Janus Quicksort on range vs native MPI communicators, and baselines (paper Fig. 8).\n"
-    "\n"
-    "  --sizes a,b,c     elements (doubles) per rank (default: powers of 4 from 1 to 65536)\n"
-    "  --pow2 MAX        sizes = every power of two from 1 to MAX\n"
-    "  --reps N          timed repetitions per configuration (default 7)\n"
-    "  --warmup N        untimed repetitions per configuration (default 1)\n"
-    "  --algorithms L    comma list out of jquick/range, jquick/create_group, jquick/split,\n"
-    "                    samplesort/native, hypercube/range, hypercube/create_group\n"
-    "                    (default: the first five; hypercube runs only for power-of-two p)\n"
-    "  --seed N          input seed (default 1)\n"
-    "  --format F        table (default) or csv: what rank 0 prints on stdout\n"
-    "  --csv FILE        also write the CSV rows to FILE\n"
-    "  --help            this text\n"
-    "\n"
-    "CSV columns: algorithm,backend,p,n_per_p,reps,median_s,min_s,max_s,ratio_vs_range,\n"
-    "             create_median_s,create_share\n";
+const char* const kAlgorithms[] = {"jquick/range",      "jquick/create_group",
+                                   "jquick/split",      "samplesort/native",
+                                   "hypercube/range",   "hypercube/create_group"};
 
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> out;
-  std::size_t pos = 0;
-  while (pos <= s.size()) {
-    std::size_t comma = s.find(',', pos);
-    if (comma == std::string::npos) comma = s.size();
-    if (comma > pos) out.push_back(s.substr(pos, comma - pos));
-    pos = comma + 1;
-  }
-  return out;
-}
-
-bool parse_i64(const std::string& s, std::int64_t min, std::int64_t* out) {
-  char* end = nullptr;
-  long long v = std::strtoll(s.c_str(), &end, 10);
-  if (s.empty() || *end != '\0' || v < min) return false;
-  *out = v;
-  return true;
-}
-
-bool known_algorithm(const std::string& a) {
-  for (const char* k : {"jquick/range", "jquick/create_group", "jquick/split", "samplesort/native",
-                        "hypercube/range", "hypercube/create_group"})
-    if (a == k) return true;
-  return false;
-}
-
-// 0: run; 1: --help; -1: bad arguments (message in *error).
-int parse_args(int argc, char** argv, Options* o, std::string* error) {
-  for (std::int64_t s = 1; s <= 65536; s *= 4) o->sizes.push_back(s);
-  for (int i = 1; i < argc; ++i) {
-    std::string flag = argv[i];
-    if (flag == "--help" || flag == "-h") return 1;
-    if (i + 1 >= argc) {
-      *error = "missing value for " + flag;
-      return -1;
-    }
-    std::string v = argv[++i];
-    std::int64_t x = 0;
-    bool ok = true;
-    if (flag == "--sizes") {
-      o->sizes.clear();
-      for (const auto& t : split_list(v)) {
-        ok = ok && parse_i64(t, 0, &x);
-        o->sizes.push_back(x);
-      }
-      ok = ok && !o->sizes.empty();
-    } else if (flag == "--pow2") {
-      ok = parse_i64(v, 1, &x);
-      o->sizes.clear();
-      for (std::int64_t s = 1; ok && s <= x; s *= 2) o->sizes.push_back(s);
-    } else if (flag == "--reps") {
-      ok = parse_i64(v, 1, &x) && x < 100000;
-      o->reps = static_cast<int>(x);
-    } else if (flag == "--warmup") {
-      ok = parse_i64(v, 0, &x) && x < 100000;
-      o->warmup = static_cast<int>(x);
-    } else if (flag == "--algorithms") {
-      o->algorithms = split_list(v);
-      for (const auto& a : o->algorithms) ok = ok && known_algorithm(a);
-      ok = ok && !o->algorithms.empty();
-    } else if (flag == "--seed") {
-      ok = parse_i64(v, 0, &x);
-      o->seed = static_cast<std::uint64_t>(x);
-    } else if (flag == "--format") {
-      ok = v == "table" || v == "csv";
-      o->csv_stdout = v == "csv";
-    } else if (flag == "--csv") {
-      o->csv_file = v;
-    } else {
-      *error = "unknown option " + flag;
-      return -1;
-    }
-    if (!ok) {
-      *error = "bad value for " + flag + ": " + v;
-      return -1;
-    }
-  }
-  return 0;
+void add_options(CLI::App& app, Options* o, std::int64_t* pow2) {
+  using benchcli::at_least;
+  app.add_option("--sizes", o->sizes, "elements (doubles) per rank")
+      ->delimiter(',')->check(at_least(0))->capture_default_str();
+  app.add_option("--pow2", *pow2, "sizes = every power of two from 1 to this")
+      ->check(at_least(1))->excludes("--sizes");
+  app.add_option("--reps", o->reps, "timed repetitions per configuration")
+      ->check(at_least(1, 99999))->capture_default_str();
+  app.add_option("--warmup", o->warmup, "untimed repetitions per configuration")
+      ->check(at_least(0, 99999))->capture_default_str();
+  app.add_option("--algorithms", o->algorithms,
+                 "which to run (hypercube only for power-of-two p)")
+      ->delimiter(',')
+      ->check(CLI::IsMember(std::vector<std::string>(std::begin(kAlgorithms), std::end(kAlgorithms))))
+      ->capture_default_str();
+  app.add_option("--seed", o->seed, "input seed")->capture_default_str();
+  benchcli::add_output_options(app, &o->out);
+  app.footer("CSV columns: algorithm,backend,p,n_per_p,reps,median_s,min_s,max_s,ratio_vs_range,"
+             "create_median_s,create_share (JSON: the same fields per row)");
 }
 
 int g_errors = 0;
@@ -262,19 +187,14 @@ std::vector<Row> measure_size(const Options& o, const std::vector<std::string>& 
 }
 
 void report(const Options& o, const std::vector<Row>& rows, int p) {
-  std::FILE* csv = o.csv_file.empty() ? nullptr : std::fopen(o.csv_file.c_str(), "w");
-  if (!o.csv_file.empty() && csv == nullptr) {
-    std::fprintf(stderr, "sort_bench: cannot write %s\n", o.csv_file.c_str());
-    ++g_errors;
-  }
-  const char* header =
-      "algorithm,backend,p,n_per_p,reps,median_s,min_s,max_s,ratio_vs_range,create_median_s,"
-      "create_share\n";
-  if (o.csv_stdout) std::fputs(header, stdout);
-  if (csv) std::fputs(header, csv);
-  if (!o.csv_stdout)
-    std::printf("%-20s %8s %12s %12s %12s %9s %12s\n", "algorithm", "n/p", "median_ms", "min_ms",
-                "max_ms", "vs_range", "create_share");
+  std::string text = "algorithm,backend,p,n_per_p,reps,median_s,min_s,max_s,ratio_vs_range,"
+                     "create_median_s,create_share\n";
+  nlohmann::json all = nlohmann::json::array();
+  std::string table;
+  char line[512];
+  std::snprintf(line, sizeof line, "%-20s %8s %12s %12s %12s %9s %12s\n", "algorithm", "n/p",
+                "median_ms", "min_ms", "max_ms", "vs_range", "create_share");
+  table += line;
   for (const Row& r : rows) {
     double range_median = 0;
     for (const Row& q : rows)
@@ -286,17 +206,37 @@ void report(const Options& o, const std::vector<Row>& rows, int p) {
     double share = med > 0 ? cmed / med : 0;
     std::string name = r.algorithm.substr(0, r.algorithm.find('/'));
     std::string backend = r.algorithm.substr(r.algorithm.find('/') + 1);
-    char line[512];
     std::snprintf(line, sizeof line, "%s,%s,%d,%lld,%zu,%.9f,%.9f,%.9f,%.4f,%.9f,%.5f\n",
                   name.c_str(), backend.c_str(), p, static_cast<long long>(r.n_per_p),
                   r.times.size(), med, lo, hi, ratio, cmed, share);
-    if (o.csv_stdout) std::fputs(line, stdout);
-    if (csv) std::fputs(line, csv);
-    if (!o.csv_stdout)
-      std::printf("%-20s %8lld %12.3f %12.3f %12.3f %9.2f %12.4f\n", r.algorithm.c_str(),
-                  static_cast<long long>(r.n_per_p), med * 1e3, lo * 1e3, hi * 1e3, ratio, share);
+    text += line;
+    all.push_back({{"algorithm", name}, {"backend", backend}, {"p", p}, {"n_per_p", r.n_per_p},
+                   {"reps", r.times.size()}, {"median_s", med}, {"min_s", lo}, {"max_s", hi},
+                   {"ratio_vs_range", ratio}, {"create_median_s", cmed},
+                   {"create_share", share}});
+    std::snprintf(line, sizeof line, "%-20s %8lld %12.3f %12.3f %12.3f %9.2f %12.4f\n",
+                  r.algorithm.c_str(), static_cast<long long>(r.n_per_p), med * 1e3, lo * 1e3,
+                  hi * 1e3, ratio, share);
+    table += line;
   }
-  if (csv) std::fclose(csv);
+  bool json = o.out.format() == benchcli::Format::json;
+  if (json) {
+    nlohmann::json doc{{"driver", "sort_bench"},
+                       {"settings", {{"sizes", o.sizes}, {"reps", o.reps}, {"warmup", o.warmup},
+                                     {"algorithms", o.algorithms}, {"seed", o.seed}}},
+                       {"rows", all}};
+    text = doc.dump(2) + "\n";
+  }
+  if (!o.out.file.empty()) {
+    if (std::FILE* f = std::fopen(o.out.file.c_str(), "w")) {
+      std::fputs(text.c_str(), f);
+      std::fclose(f);
+    } else {
+      std::fprintf(stderr, "sort_bench: cannot write %s\n", o.out.file.c_str());
+      ++g_errors;
+    }
+  }
+  std::fputs(o.out.format() == benchcli::Format::table ? table.c_str() : text.c_str(), stdout);
 }
 
 }  // namespace
@@ -308,15 +248,19 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &p);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   Options o;
-  std::string error;
-  int parsed = parse_args(argc, argv, &o, &error);
-  if (parsed != 0) {
-    if (rank == 0) {
-      if (parsed < 0) std::fprintf(stderr, "sort_bench: %s\n\n", error.c_str());
-      std::fputs(kUsage, parsed < 0 ? stderr : stdout);
-    }
+  std::int64_t pow2 = 0;
+  CLI::App app{"Janus Quicksort on range vs native MPI communicators, and baselines "
+               "(paper Fig. 8).",
+               "sort_bench"};
+  add_options(app, &o, &pow2);
+  int exit_code = 0;
+  if (!benchcli::parse(app, argc, argv, &exit_code)) {
     MPI_Finalize();
-    return parsed < 0 ? 2 : 0;
+    return exit_code;
+  }
+  if (pow2 > 0) {
+    o.sizes.clear();
+    for (std::int64_t s = 1; s <= pow2; s *= 2) o.sizes.push_back(s);
   }
   std::vector<std::string> algs;
   for (const auto& a : o.algorithms)

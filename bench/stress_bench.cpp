@@ -23,14 +23,10 @@
 #include <string>
 #include <vector>
 
+#include "bench_cli.hpp"
 #include "rangecomm/rangecomm.hpp"
 
 namespace {
-
-const char* const kUsage =
-    "usage: stress_bench [--cycles N] [--native-cycles N] [--format table|csv]\n"
-    "Create/free cycles of range communicators (default 10000000) against MPI_Comm_dup of\n"
-    "MPI_COMM_SELF (default 2000): microseconds per cycle and heap growth over the cycles.\n";
 
 long heap_bytes() { return static_cast<long>(mallinfo2().uordblks); }
 
@@ -66,31 +62,23 @@ void fail(const char* what) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  long cycles = 10000000, native_cycles = 2000;
-  bool csv = false;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--help") {
-      std::fputs(kUsage, stdout);
-      return 0;
-    }
-    if (i + 1 >= argc) {
-      std::fprintf(stderr, "stress_bench: %s needs a value\n%s", a.c_str(), kUsage);
-      return 2;
-    }
-    if (a == "--cycles") cycles = std::atol(argv[++i]);
-    else if (a == "--native-cycles") native_cycles = std::atol(argv[++i]);
-    else if (a == "--format") csv = std::strcmp(argv[++i], "csv") == 0;
-    else {
-      std::fprintf(stderr, "stress_bench: unknown option %s\n%s", a.c_str(), kUsage);
-      return 2;
-    }
-  }
-  if (cycles < 1 || native_cycles < 1) {
-    std::fprintf(stderr, "stress_bench: cycle counts must be positive\n");
-    return 2;
-  }
   MPI_Init(&argc, &argv);
+  long cycles = 10000000, native_cycles = 2000;
+  benchcli::Output out;
+  CLI::App app{"Create/free cycles of range communicators against MPI_Comm_dup of "
+               "MPI_COMM_SELF: microseconds per cycle and heap growth over the cycles.",
+               "stress_bench"};
+  app.add_option("--cycles", cycles, "range create/free cycles")
+      ->check(benchcli::at_least(1))->capture_default_str();
+  app.add_option("--native-cycles", native_cycles, "MPI_Comm_dup/free cycles of MPI_COMM_SELF")
+      ->check(benchcli::at_least(1))->capture_default_str();
+  benchcli::add_output_options(app, &out);
+  int exit_code = 0;
+  if (!benchcli::parse(app, argc, argv, &exit_code)) {
+    MPI_Finalize();
+    return exit_code;
+  }
+  bool csv = out.format() != benchcli::Format::table;
   int me = 0, p = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
   MPI_Comm_size(MPI_COMM_WORLD, &p);
@@ -125,17 +113,23 @@ int main(int argc, char** argv) {
     // param is the same for both variants of an experiment (the showcase pairs rows by it);
     // the cycle counts go in the note column.
     const char* params[4] = {"per_cycle", "per_cycle", "over_cycles", "over_cycles"};
-    if (csv) std::printf("experiment,variant,param,ranks,median_us,min_us,max_us,ratio_vs_native,unit,note\n");
-    else std::printf("%-14s %-8s %-12s %6s %12s %12s %12s %7s %-6s %s\n", "experiment",
-                     "variant", "param", "ranks", "median", "min", "max", "ratio", "unit", "note");
+    std::vector<benchcli::Row> table;
     for (int i = 0; i < 4; ++i) {
       double native_median = rows[i & ~1][0];
       double ratio = native_median != 0 ? rows[i][0] / native_median : 0;
-      std::printf(csv ? "%s,%s,%s,%d,%.4f,%.4f,%.4f,%.4f,%s,%ld cycles\n"
-                      : "%-14s %-8s %-12s %6d %12.4f %12.4f %12.4f %7.4f %-6s %ld cycles\n",
-                  names[i], variants[i], params[i], p, rows[i][0], rows[i][1], rows[i][2], ratio,
-                  units[i], counts[i]);
+      table.push_back(benchcli::make_row(names[i], variants[i], params[i], p, rows[i][0],
+                                         rows[i][1], rows[i][2], ratio, units[i],
+                                         std::to_string(counts[i]) + " cycles"));
     }
+    nlohmann::json settings{{"cycles", cycles}, {"native_cycles", native_cycles}};
+    benchcli::emit("stress_bench", out, table, settings, true, [&] {
+      std::printf("%-14s %-8s %-12s %6s %12s %12s %12s %7s %-6s %s\n", "experiment", "variant",
+                  "param", "ranks", "median", "min", "max", "ratio", "unit", "note");
+      for (const benchcli::Row& r : table)
+        std::printf("%-14s %-8s %-12s %6d %12.4f %12.4f %12.4f %7.4f %-6s %s\n",
+                    r.experiment.c_str(), r.variant.c_str(), r.param.c_str(), r.ranks, r.median,
+                    r.min, r.max, r.ratio, r.unit.c_str(), r.note.c_str());
+    });
   }
   rangecomm::Comm_free(&world);
   MPI_Finalize();
