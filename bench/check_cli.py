@@ -13,7 +13,7 @@ import subprocess
 import sys
 
 DRIVERS = ['create_bench', 'coll_bench', 'limit_bench', 'stress_bench', 'sort_bench',
-           'cascade_bench', 'iscan_bench']
+           'cascade_bench', 'iscan_bench', 'group_bench']
 # A quick run of each that can run on one process, and the option it should reject a value of.
 QUICK = {
     'coll_bench': ['--sizes', '4', '--rounds', '1', '--experiments', 'latency', '--colls',
@@ -26,7 +26,7 @@ QUICK = {
 }
 BAD_VALUE = {'create_bench': '--reps', 'coll_bench': '--rounds', 'limit_bench': '--max',
              'stress_bench': '--cycles', 'sort_bench': '--reps', 'cascade_bench': '--batch',
-             'iscan_bench': '--rounds'}
+             'iscan_bench': '--rounds', 'group_bench': '--reps'}
 
 
 def run(args):
