@@ -186,6 +186,16 @@ static void test_opposite_orders(int wr, int wp) {
   int cmp = MPI_UNEQUAL;
   CHECK_MPI(MPI_Comm_compare(a, b, &cmp));
   CHECK(cmp == MPI_CONGRUENT, "two creations of one group compare %d", cmp);
+  /* The real-communicator fallback of a general group: a window on it, and a put to the next
+   * rank that lands where the group's rank order says. */
+  int slot = -1;
+  MPI_Win win;
+  CHECK_MPI(MPI_Win_create(&slot, sizeof slot, sizeof(int), MPI_INFO_NULL, a, &win));
+  CHECK_MPI(MPI_Win_fence(0, win));
+  CHECK_MPI(MPI_Put(&r, 1, MPI_INT, next, 0, 1, MPI_INT, win));
+  CHECK_MPI(MPI_Win_fence(0, win));
+  CHECK(slot == prev, "window on the general group: got %d from the put, want %d", slot, prev);
+  CHECK_MPI(MPI_Win_free(&win));
   CHECK_MPI(MPI_Comm_free(&a));
   CHECK_MPI(MPI_Comm_free(&b));
   CHECK_MPI(MPI_Group_free(&rev));
