@@ -186,15 +186,26 @@ static void test_opposite_orders(int wr, int wp) {
   int cmp = MPI_UNEQUAL;
   CHECK_MPI(MPI_Comm_compare(a, b, &cmp));
   CHECK(cmp == MPI_CONGRUENT, "two creations of one group compare %d", cmp);
-  /* The real-communicator fallback of a general group: a window on it, and a put to the next
-   * rank that lands where the group's rank order says. */
-  int slot = -1;
+  /* The real-communicator fallback of a general group: a window on it has the group's
+   * members in the group's order, and (Open MPI) a put to the next rank lands there. MPICH
+   * 4.0.2 loses this put even on its own MPI_Comm_dup of MPI_COMM_WORLD (tried without the
+   * library), so there only the window's group is checked. */
+  int slot[2] = {-1, -1};
   MPI_Win win;
-  CHECK_MPI(MPI_Win_create(&slot, sizeof slot, sizeof(int), MPI_INFO_NULL, a, &win));
+  MPI_Group wg, ag;
+  CHECK_MPI(MPI_Win_create(slot, sizeof slot, sizeof(int), MPI_INFO_NULL, a, &win));
+  CHECK_MPI(MPI_Win_get_group(win, &wg));
+  CHECK_MPI(MPI_Comm_group(a, &ag));
+  CHECK_MPI(MPI_Group_compare(wg, ag, &cmp));
+  CHECK(cmp == MPI_IDENT, "the window's group compares %d with the general group's", cmp);
+  CHECK_MPI(MPI_Group_free(&wg));
+  CHECK_MPI(MPI_Group_free(&ag));
+#ifdef OPEN_MPI
   CHECK_MPI(MPI_Win_fence(0, win));
   CHECK_MPI(MPI_Put(&r, 1, MPI_INT, next, 0, 1, MPI_INT, win));
   CHECK_MPI(MPI_Win_fence(0, win));
-  CHECK(slot == prev, "window on the general group: got %d from the put, want %d", slot, prev);
+  CHECK(slot[0] == prev, "window on the general group: the put gave %d, want %d", slot[0], prev);
+#endif
   CHECK_MPI(MPI_Win_free(&win));
   CHECK_MPI(MPI_Comm_free(&a));
   CHECK_MPI(MPI_Comm_free(&b));
