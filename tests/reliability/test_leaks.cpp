@@ -94,6 +94,35 @@ TEST_CASE("range communicators: create/free cycles of every shape") {
   });
 }
 
+// General groups: two creations in flight at once (the reversed world and the world with its
+// first two swapped), a message on each, then freed; and a range of a general group.
+TEST_CASE("general groups: create/free cycles, concurrent creations") {
+  Comm w = reltest::world();
+  const int p = w.size(), r = w.rank();
+  if (p < 2) return;
+  std::vector<int> down(p), swapped(p);
+  for (int i = 0; i < p; ++i) down[i] = p - 1 - i, swapped[i] = i;
+  std::swap(swapped[0], swapped[1]);
+  check_cycles("general groups", 20, 100, [&](int i) {
+    bool ok = true;
+    Comm a, b, sub;
+    rangecomm::Request ra, rb;
+    ok = rangecomm::Icomm_create_group(w, down.data(), p, 2 * i, &a, &ra) == MPI_SUCCESS && ok;
+    ok = rangecomm::Icomm_create_group(w, swapped.data(), p, 2 * i + 1, &b, &rb) == MPI_SUCCESS && ok;
+    ok = rangecomm::Wait(&rb, MPI_STATUS_IGNORE) == MPI_SUCCESS && ok;
+    ok = rangecomm::Wait(&ra, MPI_STATUS_IGNORE) == MPI_SUCCESS && ok;
+    int out = r, in = -1;
+    ok = rangecomm::Sendrecv(&out, 1, MPI_INT, (a.rank() + 1) % p, 0, &in, 1, MPI_INT,
+                             MPI_ANY_SOURCE, 0, a, MPI_STATUS_IGNORE) == MPI_SUCCESS && ok;
+    ok = in == down[(a.rank() + p - 1) % p] && ok;
+    // (All of b one level down could be a copy of a: at p = 2 both have the same members.)
+    if (b.rank() >= 1) ok = rangecomm::Split_Comm(b, 1, p - 1, 1, &sub) == MPI_SUCCESS && ok;
+    if (!sub.is_null()) ok = rangecomm::Comm_free(&sub) == MPI_SUCCESS && ok;
+    for (Comm* c : {&a, &b}) ok = rangecomm::Comm_free(c) == MPI_SUCCESS && ok;
+    return ok;
+  });
+}
+
 // One cycle of ring traffic on w and on a range freed while its receive is pending.
 bool p2p_cycle(const Comm& w, int i) {
   const int p = w.size(), r = w.rank(), right = (r + 1) % p, left = (r + p - 1) % p;

@@ -106,11 +106,13 @@ class RoundRun {
 
  private:
   struct Pending {
-    enum { send, recv, coll } kind;
+    enum Kind { send, recv, coll } kind;
     int index;                        // message, group or collective
     int src_arg = 0, tag_arg = 0, post = 0;
     std::vector<unsigned char> buf;
     std::vector<long long> in, out;
+    Pending(Kind k, int i, int src = 0, int tag = 0, int post_index = 0)
+        : kind(k), index(i), src_arg(src), tag_arg(tag), post(post_index) {}
   };
 
   int rank_in(int c) const { return comms_[c].is_null() ? -1 : comms_[c].rank(); }
@@ -132,7 +134,7 @@ class RoundRun {
   void post_group(int gi) {
     const RecvGroup& g = rd_.groups[gi];
     for (int i : g.msgs) {
-      Pending p{Pending::recv, i};
+      Pending p(Pending::recv, i);
       envelope(g, rd_.msgs[i], &p.src_arg, &p.tag_arg);
       p.buf.resize(static_cast<size_t>(capacity(g, rd_.msgs[i])));
       p.post = posted_++;
@@ -157,7 +159,7 @@ class RoundRun {
       rc = m.synchronous ? rangecomm::Ssend(b.data(), m.len, MPI_BYTE, m.dst, m.tag, c)
                          : rangecomm::Send(b.data(), m.len, MPI_BYTE, m.dst, m.tag, c);
     } else {
-      Pending p{Pending::send, i};
+      Pending p(Pending::send, i);
       p.buf = std::move(b);
       pending_.push_back(std::move(p));
       requests_.emplace_back();
@@ -199,7 +201,7 @@ class RoundRun {
         fail_->add("round %d: probe-style receive failed (%d)", round_, rc);
         continue;
       }
-      Pending p{Pending::recv, i, src, tag, posted_++};
+      Pending p(Pending::recv, i, src, tag, posted_++);
       p.buf = std::move(buf);
       check_recv(p, st);
     }
@@ -211,7 +213,7 @@ class RoundRun {
     if (me < 0) return;
     const Comm& c = comms_[k.comm];
     int n = c.size(), cnt = k.count;
-    Pending p{Pending::coll, ci};
+    Pending p(Pending::coll, ci);
     auto fill = [&](std::vector<long long>& v, int size, auto value) {
       v.resize(static_cast<size_t>(size));
       for (int j = 0; j < size; ++j) v[j] = value(j);
