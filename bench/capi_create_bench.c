@@ -63,9 +63,10 @@ static double cpu_seconds(void) {
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* Medians over batches of the slowest rank's microseconds per create+free: wall, CPU. */
+/* Medians over batches of the slowest rank's microseconds per create+free: wall, CPU; and the
+ * fastest and slowest batch's wall time in spread[0..1]. */
 static void measure(int method, long iters, int batches, int r, int p, MPI_Group half,
-                    double *wall, double *cpu) {
+                    double *wall, double *cpu, double spread[2]) {
   double *rows = malloc(sizeof(double) * 2 * (size_t)batches);
   for (long i = 0; i < iters / 10 + 1; ++i) create_free(method, r, p, half); /* warm-up */
   for (int b = 0; b < batches; ++b) {
@@ -83,6 +84,8 @@ static void measure(int method, long iters, int batches, int r, int p, MPI_Group
   qsort(rows + batches, (size_t)batches, sizeof *rows, compare_doubles);
   *wall = rows[batches / 2];
   *cpu = rows[batches + batches / 2];
+  spread[0] = rows[0];
+  spread[1] = rows[batches - 1];
   free(rows);
 }
 
@@ -102,9 +105,11 @@ static int number(const char *name, const char *text, long lo, long hi, long *ou
 
 int main(int argc, char **argv) {
   long range_iters = 20000, native_iters = 200, batches = 5;
+  int csv = 0;
   static const struct option longopts[] = {{"range-iters", required_argument, NULL, 'r'},
                                            {"native-iters", required_argument, NULL, 'n'},
                                            {"batches", required_argument, NULL, 'b'},
+                                           {"format", required_argument, NULL, 'f'},
                                            {"help", no_argument, NULL, 'h'},
                                            {NULL, 0, NULL, 0}};
   int c, ok = 1;
@@ -112,7 +117,7 @@ int main(int argc, char **argv) {
     switch (c) {
       case 'h':
         printf("usage: mpiexec -n P capi_create_bench [--range-iters N] [--native-iters N] "
-               "[--batches B]\n"
+               "[--batches B] [--format table|csv]\n"
                "Create + free of a communicator for each half of MPI_COMM_WORLD through the C "
                "API\n(MPIX_Comm_create_range, MPIX_Icomm_create_group) against "
                "MPI_Comm_create_group\nand MPI_Comm_split: microseconds per pair, wall and CPU "
@@ -122,6 +127,11 @@ int main(int argc, char **argv) {
       case 'r': ok = number("range-iters", optarg, 1, LONG_MAX, &range_iters); break;
       case 'n': ok = number("native-iters", optarg, 1, LONG_MAX, &native_iters); break;
       case 'b': ok = number("batches", optarg, 1, 100000, &batches); break;
+      case 'f':
+        ok = strcmp(optarg, "csv") == 0 || strcmp(optarg, "table") == 0;
+        if (!ok) fprintf(stderr, "capi_create_bench: --format: table or csv, not '%s'\n", optarg);
+        csv = strcmp(optarg, "csv") == 0;
+        break;
       default: ok = 0; /* getopt_long printed what was wrong */
     }
   }
@@ -142,11 +152,17 @@ int main(int argc, char **argv) {
   MPI_Comm_group(MPI_COMM_WORLD, &world);
   int h = p / 2, triple[1][3] = {{r < h ? 0 : h, r < h ? h - 1 : p - 1, 1}};
   MPI_Group_range_incl(world, 1, triple, &half);
-  double us[METHODS], cpu[METHODS];
+  double us[METHODS], cpu[METHODS], spread[METHODS][2];
   for (int m = 0; m < METHODS; ++m)
     measure(m, m <= ICREATE ? range_iters : native_iters, (int)batches, r, p, half, &us[m],
-            &cpu[m]);
-  if (r == 0) {
+            &cpu[m], spread[m]);
+  if (r == 0 && csv) {
+    /* the drivers' common rows: ratio_vs_native = median / median of MPI_Comm_create_group */
+    printf("experiment,variant,param,ranks,median_us,min_us,max_us,ratio_vs_native,unit,note\n");
+    for (int m = 0; m < METHODS; ++m)
+      printf("capi_create,%s,half,%d,%.6g,%.6g,%.6g,%.6g,us,wall (cpu %.6g us)\n", names[m], p,
+             us[m], spread[m][0], spread[m][1], us[m] / us[CREATE_GROUP], cpu[m]);
+  } else if (r == 0) {
     printf("# ranks %d, halves of MPI_COMM_WORLD, create + MPI_Comm_free, us per pair\n", p);
     printf("%-26s %12s %12s %12s %12s %12s\n", "method", "wall_us", "cpu_us", "x_group_wall",
            "x_split_wall", "x_group_cpu");
