@@ -10,7 +10,6 @@
  * out time a rank spends descheduled on a loaded or oversubscribed machine; MPI's busy polling
  * counts as CPU time). A benchmark: it prints, it never fails on a timing. Link with
  * librangecomm.so (it calls the MPIX functions). */
-#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <mpi.h>
@@ -18,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include "bench_cli.h"
 
 #include "rangecomm.h"
 
@@ -89,18 +90,8 @@ static void measure(int method, long iters, int batches, int r, int p, MPI_Group
   free(rows);
 }
 
-/* A whole decimal number in [lo, hi], or a message and false. */
 static int number(const char *name, const char *text, long lo, long hi, long *out) {
-  char *end = NULL;
-  errno = 0;
-  long v = strtol(text, &end, 10);
-  if (errno != 0 || end == text || *end != '\0' || v < lo || v > hi) {
-    fprintf(stderr, "capi_create_bench: --%s: '%s' is not a number in %ld..%ld (see --help)\n",
-            name, text, lo, hi);
-    return 0;
-  }
-  *out = v;
-  return 1;
+  return bench_number("capi_create_bench", name, text, lo, hi, out);
 }
 
 int main(int argc, char **argv) {

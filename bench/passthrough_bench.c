@@ -28,7 +28,6 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
-#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <link.h>
@@ -37,6 +36,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include "bench_cli.h"
 
 struct options {
   long calls, iters, rounds, size, runs, dup_first;
@@ -262,18 +263,8 @@ static int run_compare(const char *library, const char *self, int mpiexec_argc,
   return 0;
 }
 
-/* A whole decimal number in [lo, hi], or a message and false. */
 static int number(const char *name, const char *text, long lo, long hi, long *out) {
-  char *end = NULL;
-  errno = 0;
-  long v = strtol(text, &end, 10);
-  if (errno != 0 || end == text || *end != '\0' || v < lo || v > hi) {
-    fprintf(stderr, "passthrough_bench: --%s: '%s' is not a number in %ld..%ld (see --help)\n",
-            name, text, lo, hi);
-    return 0;
-  }
-  *out = v;
-  return 1;
+  return bench_number("passthrough_bench", name, text, lo, hi, out);
 }
 
 static void usage(void) {
