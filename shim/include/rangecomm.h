@@ -13,10 +13,12 @@
 extern "C" {
 #endif
 
-/* Local, O(1), no communication. Called by members of the range: ranks first, first + stride,
- * ..., <= last of comm. A caller outside the range gets MPI_COMM_NULL. comm may be a real
- * communicator (an intracommunicator whose ranks are an increasing arithmetic progression of
- * MPI_COMM_WORLD ranks, which dups and order-keeping splits of it are) or a range communicator.
+/* Local, no communication. Called by members of the range: ranks first, first + stride, ...,
+ * <= last of comm. A caller outside the range gets MPI_COMM_NULL. comm may be a range
+ * communicator or a real intracommunicator of MPI_COMM_WORLD's processes: O(1) when its ranks
+ * are an increasing arithmetic progression of world ranks (MPI_COMM_WORLD, its dups,
+ * order-keeping splits), O(size of the range) otherwise (the members are then a general group
+ * of the world; the real communicator's world ranks are computed once and cached on it).
  * Errors: MPI_ERR_ARG (stride < 1, first > last), MPI_ERR_RANK (outside comm), MPI_ERR_COMM
  * (a communicator that cannot hold ranges, or a live communicator that cannot be told apart
  * from the new one; see docs/tag-layout.md). */

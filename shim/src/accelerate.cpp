@@ -1,7 +1,6 @@
-// RANGECOMM_MODE=accelerate: communicators an unmodified program makes from real communicators
-// whose ranks are an increasing arithmetic progression of MPI_COMM_WORLD's (MPI_COMM_WORLD, its
-// dups, order-keeping splits) become library communicators of the world's range, so they cost
-// no MPI context id:
+// RANGECOMM_MODE=accelerate: communicators an unmodified program makes from real
+// intracommunicators of MPI_COMM_WORLD's processes (the world, its dups, any split or merge)
+// become library communicators of the world's range, so they cost no MPI context id:
 // - MPI_Comm_dup(_with_info), MPI_Comm_split, MPI_Comm_split_type (MPI_COMM_TYPE_SHARED) and
 //   MPI_Comm_create are collective over the parent: the members agree on a free nesting level
 //   with one bitwise-AND MPI_Allreduce on the parent, as for range parents (comm_creation.cpp);
@@ -13,6 +12,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <numeric>
 #include <unordered_map>
 
 #include "objects.h"
@@ -29,14 +29,6 @@ void read_mode() {
 
 namespace {
 
-// The members of the ranks first..last:stride of the parent, as a range of the world.
-struct WorldRange {
-  int first, last, stride;
-};
-WorldRange in_world(const RangeParent& p, int first, int last, int stride) {
-  return {p.first + first * p.stride, p.first + last * p.stride, stride * p.stride};
-}
-
 // Bit 0: every process's result can be a range; bits 1..31: levels free at every member. It
 // runs as the program's own collectives on the parent would, under the progress rule
 // (rc_blocking_*: range operations still pending keep moving while it waits).
@@ -52,18 +44,10 @@ int allgather_ints(MPI_Comm parent, int* mine, int n, std::vector<int>* all) {
   return MPI_Allgather(mine, n, MPI_INT, all->data(), n, MPI_INT, parent);
 }
 
-// The range w at `level` below the world range, as a new fake communicator of the program.
-int make_range(MPI_Comm parent, const WorldRange& w, int level, MPI_Comm* newcomm) {
-  rangecomm::Comm made;
-  int rc = rangecomm::Split_Comm_below(world_range(), w.first, w.last, w.stride, level, &made);
-  if (rc != MPI_SUCCESS) return raise_on(parent, rc);
-  return new_comm(std::move(made), inherited_errhandler(parent), newcomm);
-}
-
 // The parent's ranks as world ranks.
 std::vector<int> world_ranks(const RangeParent& p, const std::vector<int>& ranks) {
   std::vector<int> out(ranks.size());
-  for (size_t i = 0; i < ranks.size(); ++i) out[i] = p.first + ranks[i] * p.stride;
+  for (size_t i = 0; i < ranks.size(); ++i) out[i] = p.in_range(ranks[i]);
   return out;
 }
 
@@ -81,15 +65,17 @@ int make_group(MPI_Comm parent, const std::vector<int>& members, int level, MPI_
 int accelerated_dup(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm, bool* made) {
   *made = false;
   RangeParent p;
-  if (!affine_parent(comm, &p)) return MPI_SUCCESS;
-  WorldRange w = in_world(p, 0, p.size - 1, 1);
+  if (!mapped_parent(comm, &p)) return MPI_SUCCESS;
+  std::vector<int> all(static_cast<size_t>(p.size));
+  std::iota(all.begin(), all.end(), 0);
+  std::vector<int> members = world_ranks(p, all);
   std::uint32_t common = 0;
-  int rc = agree_on_parent(comm, free_levels(world_range(), w.first, w.last, w.stride), &common);
+  int rc = agree_on_parent(comm, free_levels(world_range(), members), &common);
   if (rc != MPI_SUCCESS) return rc;  // MPI raised it on comm already
   int level = lowest_level(common);
   if (level == 0) return MPI_SUCCESS;  // every level is taken somewhere: a real dup
   *made = true;
-  if ((rc = make_range(comm, w, level, newcomm))) return rc;
+  if ((rc = make_group(comm, members, level, newcomm))) return rc;
   FakeComm* d = find_comm(*newcomm);
   if (info != MPI_INFO_NULL) {
     MPI_Info_dup(info, &d->info);
@@ -126,7 +112,7 @@ int split_by_pairs(MPI_Comm comm, const RangeParent& p, const std::vector<int>& 
 int accelerated_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm, bool* made) {
   *made = false;
   RangeParent p;
-  if (!affine_parent(comm, &p)) return MPI_SUCCESS;
+  if (!mapped_parent(comm, &p)) return MPI_SUCCESS;
   std::vector<int> color_key(2 * static_cast<size_t>(p.size));
   int mine[2] = {color, key};
   if (int rc = allgather_ints(comm, mine, 2, &color_key)) return rc;
@@ -139,7 +125,7 @@ int accelerated_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm, bool
 int accelerated_split_type(MPI_Comm comm, int type, int key, MPI_Comm* newcomm, bool* made) {
   *made = false;
   RangeParent p;
-  if ((type != MPI_COMM_TYPE_SHARED && type != MPI_UNDEFINED) || !affine_parent(comm, &p))
+  if ((type != MPI_COMM_TYPE_SHARED && type != MPI_UNDEFINED) || !mapped_parent(comm, &p))
     return MPI_SUCCESS;
   // Every process learns every host name and key (an MPI_UNDEFINED type takes no part).
   const int width = MPI_MAX_PROCESSOR_NAME + 2;  // name, then the flag and the key
@@ -170,7 +156,7 @@ int accelerated_split_type(MPI_Comm comm, int type, int key, MPI_Comm* newcomm, 
 int accelerated_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm, bool* made) {
   *made = false;
   RangeParent p;
-  if (!affine_parent(comm, &p)) return MPI_SUCCESS;
+  if (!mapped_parent(comm, &p)) return MPI_SUCCESS;
   // A bad group only clears this process's bit 0: everyone still meets in the agreement, and
   // MPI's own MPI_Comm_create then reports the error.
   int n = 0;
@@ -220,7 +206,7 @@ int accelerated_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* 
   *made = false;
   RangeParent p;
   std::vector<int> ranks;
-  if (tag < 0 || !affine_parent(comm, &p) || !ranks_in_parent(comm, group, &ranks) ||
+  if (tag < 0 || !mapped_parent(comm, &p) || !ranks_in_parent(comm, group, &ranks) ||
       std::find(ranks.begin(), ranks.end(), p.rank) == ranks.end())
     return MPI_SUCCESS;
   std::vector<int> members = world_ranks(p, ranks);
@@ -241,7 +227,7 @@ int accelerated_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* 
 int accelerated_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request, bool* made) {
   *made = false;
   RangeParent p;
-  if (!affine_parent(comm, &p)) return MPI_SUCCESS;
+  if (!mapped_parent(comm, &p)) return MPI_SUCCESS;
   static auto* serials = new std::unordered_map<MPI_Comm, int>;
   int serial = (*serials)[comm]++;
   std::vector<int> all(static_cast<size_t>(p.size));

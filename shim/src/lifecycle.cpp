@@ -2,6 +2,7 @@
 // moment), and what the shim holds is released at MPI_Finalize. Real communicators other than
 // MPI_COMM_WORLD are never attached (no cost at their creation): their ranges are ranges of
 // MPI_COMM_WORLD's, found through the map from their ranks to world ranks (docs/shim-design.md).
+#include <algorithm>
 #include <cstdlib>
 
 #include "objects.h"
@@ -22,6 +23,7 @@ struct World {
 struct AffineMap {
   bool affine = false;
   int first = 0, stride = 1, size = 0, rank = MPI_UNDEFINED;
+  std::vector<int> world;  // every rank's world rank, kept when not affine
 };
 
 int delete_map(MPI_Comm, int, void* value, void*) {
@@ -92,6 +94,11 @@ int compute_map(MPI_Comm comm, AffineMap* m) {
   m->affine = m->first != MPI_UNDEFINED && m->stride >= 1;
   for (int i = 1; i < m->size && m->affine; ++i)
     m->affine = in_world[i] != MPI_UNDEFINED && in_world[i] == m->first + i * m->stride;
+  if (!m->affine) {
+    if (std::find(in_world.begin(), in_world.end(), MPI_UNDEFINED) != in_world.end())
+      return MPI_ERR_GROUP;  // not a subset of the world (a spawned process): no map
+    m->world = std::move(in_world);
+  }
   return MPI_SUCCESS;
 }
 
@@ -104,11 +111,10 @@ int real_parent(MPI_Comm comm, const char* fn, RangeParent* out) {
   int inter = 0;
   if (int rc = MPI_Comm_test_inter(comm, &inter)) return rc;  // MPI raised it already
   if (inter) return raise_error(comm, MPI_ERR_COMM, "%s: an intercommunicator has no ranges", fn);
-  if (!affine_parent(comm, out))
+  if (!mapped_parent(comm, out))
     return raise_error(comm, MPI_ERR_COMM,
-                       "%s: the ranks of this communicator are not an increasing arithmetic "
-                       "progression of MPI_COMM_WORLD ranks, so its ranges cannot be made "
-                       "locally; make them from MPI_COMM_WORLD or from a range communicator",
+                       "%s: this communicator has processes outside MPI_COMM_WORLD, so its "
+                       "ranges cannot be made locally",
                        fn);
   return MPI_SUCCESS;
 }
@@ -133,7 +139,7 @@ int parent_of(MPI_Comm comm, const char* fn, RangeParent* out) {
   return MPI_SUCCESS;
 }
 
-bool affine_parent(MPI_Comm real, RangeParent* out) {
+bool mapped_parent(MPI_Comm real, RangeParent* out) {
   if (g_world.range.is_null() || real == MPI_COMM_NULL) return false;
   int inter = 0;
   if (MPI_Comm_test_inter(real, &inter) != MPI_SUCCESS || inter) return false;
@@ -155,8 +161,8 @@ bool affine_parent(MPI_Comm real, RangeParent* out) {
     }
     MPI_Comm_set_attr(real, g_world.map_keyval, m);
   }
-  if (!m->affine) return false;
   out->first = m->first, out->stride = m->stride, out->size = m->size, out->rank = m->rank;
+  out->world = m->affine ? nullptr : &m->world;
   return true;
 }
 
@@ -169,6 +175,13 @@ int split_parent(MPI_Comm comm, const RangeParent& p, int first, int last, int s
   if (first < 0 || last >= p.size)
     return raise_error(comm, MPI_ERR_RANK, "range: %d..%d is outside the ranks 0..%d", first, last,
                        p.size - 1);
+  if (!p.affine()) {  // an irregular real parent: the range's members are a general group
+    std::vector<int> members;
+    for (int r = first; r <= last; r += stride) members.push_back(p.in_range(r));
+    int rc = rangecomm::Group_Comm_below(p.range, members.data(),
+                                         static_cast<int>(members.size()), levels, out);
+    return result(comm, rc);
+  }
   int rc = rangecomm::Split_Comm_below(p.range, p.first + first * p.stride,
                                        p.first + last * p.stride, stride * p.stride, levels, out);
   return result(comm, rc);

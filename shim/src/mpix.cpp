@@ -82,7 +82,7 @@ int start_group_creation(MPI_Comm comm, const RangeParent& p, const std::vector<
   const char* fn = "MPIX_Icomm_create_group";
   // The parent's ranks as ranks of its range (a real parent maps into the world's range).
   std::vector<int> in_range(ranks.size());
-  for (size_t i = 0; i < ranks.size(); ++i) in_range[i] = p.first + ranks[i] * p.stride;
+  for (size_t i = 0; i < ranks.size(); ++i) in_range[i] = p.in_range(ranks[i]);
   if (int rc = new_pending_comm(inherited_errhandler(comm), newcomm)) return rc;
   return start_creation(comm, fn, newcomm, request, [&](rangecomm::Comm* out, rangecomm::Request* r) {
     return rangecomm::Icomm_create_group(p.range, in_range.data(),

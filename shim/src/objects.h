@@ -135,22 +135,27 @@ const rangecomm::Comm& world_range();
 MPI_Comm fallback_channel();
 MPI_Comm group_channel();
 
-// Where the ranges of a communicator live: rank r of it is rank first + r * stride of range.
-// A fake communicator is its own range (first 0, stride 1); a real one maps into
-// MPI_COMM_WORLD's range when its ranks are an increasing arithmetic progression of world
-// ranks (dups of MPI_COMM_WORLD, MPI_COMM_SELF, order-keeping splits, ...).
+// Where the ranges of a communicator live: rank r of it is rank in_range(r) of range. A fake
+// communicator is its own range (first 0, stride 1); a real one maps into MPI_COMM_WORLD's
+// range: by first + r * stride when its ranks are an increasing arithmetic progression of
+// world ranks (dups of MPI_COMM_WORLD, MPI_COMM_SELF, order-keeping splits, ...), through the
+// table `world` otherwise (then what it makes are general groups of the world).
 struct RangeParent {
   rangecomm::Comm range;
   int first = 0, stride = 1, size = 0, rank = MPI_UNDEFINED;
+  const std::vector<int>* world = nullptr;  // world rank of each rank, for irregular parents
+  int in_range(int r) const { return world ? (*world)[r] : first + r * stride; }
+  bool affine() const { return world == nullptr; }
 };
 int parent_of(MPI_Comm comm, const char* fn, RangeParent* out);
 // The range of ranks first..last (step stride) of the parent's communicator, `levels` nesting
 // levels below the parent's range. Errors are raised on comm (the parent's handle).
 int split_parent(MPI_Comm comm, const RangeParent& p, int first, int last, int stride, int levels,
                  rangecomm::Comm* out);
-// parent_of for a real intracommunicator, raising nothing: false when its ranks are not an
-// increasing arithmetic progression of world ranks (or MPI was not started through the shim).
-bool affine_parent(MPI_Comm real, RangeParent* out);
+// parent_of for a real intracommunicator, raising nothing: false for an intercommunicator (or
+// when MPI was not started through the shim). Any intracommunicator maps into the world: an
+// irregular one through a table (out->world), computed once and cached on it.
+bool mapped_parent(MPI_Comm real, RangeParent* out);
 
 // --- RANGECOMM_MODE (accelerate.cpp) ---
 

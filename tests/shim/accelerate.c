@@ -190,6 +190,29 @@ static void test_groups(int r, int p) {
   CHECK_MPI(MPI_Group_free(&world_group));
 }
 
+/* A real communicator whose ranks are not evenly spaced world ranks: the merge of an
+ * intercommunicator between the odd and the even processes, odds first. Its dup becomes a
+ * general group of the library with the same ranks. */
+static void test_irregular_parent(int r, int p) {
+  if (p < 3) return;
+  MPI_Comm half, inter, merged, dup;
+  CHECK_MPI(MPI_Comm_split(MPI_COMM_WORLD, r % 2, r, &half));
+  CHECK_MPI(MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, r % 2 ? 0 : 1, 9, &inter));
+  CHECK_MPI(MPI_Intercomm_merge(inter, r % 2 == 0, &merged));
+  int mr = -1, dr = -1, odds = p / 2;
+  CHECK_MPI(MPI_Comm_rank(merged, &mr));
+  CHECK(mr == (r % 2 ? r / 2 : odds + r / 2), "merged rank %d", mr);
+  CHECK_MPI(MPI_Comm_dup(merged, &dup));
+  CHECK(is_range(dup) == 1, "a dup of an irregular real communicator is not accelerated");
+  CHECK_MPI(MPI_Comm_rank(dup, &dr));
+  CHECK(dr == mr, "dup rank %d, parent rank %d", dr, mr);
+  sum_check(dup, p, "dup of an irregular parent");
+  CHECK_MPI(MPI_Comm_free(&dup));
+  CHECK_MPI(MPI_Comm_free(&merged));
+  CHECK_MPI(MPI_Comm_free(&inter));
+  CHECK_MPI(MPI_Comm_free(&half));
+}
+
 /* Duplicates of MPI_COMM_SELF, all alive, each used once, then freed. */
 static void test_many(int n) {
   MPI_Comm *comms = malloc(sizeof(MPI_Comm) * (size_t)n);
@@ -217,6 +240,7 @@ int main(int argc, char **argv) {
   test_dup(r, p);
   test_split_create(r, p);
   test_groups(r, p);
+  test_irregular_parent(r, p);
   test_many(n);
   MPI_Barrier(MPI_COMM_WORLD);
   shim_test_end();

@@ -58,16 +58,31 @@ static void test_create_range(int wr, int wp) {
 }
 
 /* A reversed world order is not a range of MPI_COMM_WORLD: an MPI_ERR_COMM error. */
-static void test_unmappable_parent(int wr, int wp) {
-  MPI_Comm reversed, out = MPI_COMM_NULL;
+/* A real communicator whose ranks are not evenly spaced world ranks (here: reversed) still has
+ * ranges: their members are general groups of the world, made locally all the same. */
+static void test_irregular_parent(int wr, int wp) {
+  MPI_Comm reversed, all = MPI_COMM_NULL, every_other = MPI_COMM_NULL;
   CHECK_MPI(MPI_Comm_split(MPI_COMM_WORLD, 0, wp - wr, &reversed));
-  int rc = MPIX_Comm_create_range(reversed, 0, wp - 1, 1, &out);
-  if (wp > 1)
-    CHECK(error_class(rc) == MPI_ERR_COMM, "range of a reversed communicator: class %d",
-          error_class(rc));
-  else
-    CHECK_MPI(rc);
-  if (out != MPI_COMM_NULL) CHECK_MPI(MPI_Comm_free(&out));
+  CHECK_MPI(MPIX_Comm_create_range(reversed, 0, wp - 1, 1, &all));
+  int r = -1, n = -1, flag = 0, sum = -1;
+  CHECK_MPI(MPI_Comm_rank(all, &r));
+  CHECK_MPI(MPI_Comm_size(all, &n));
+  CHECK_MPI(MPIX_Comm_is_range(all, &flag));
+  CHECK(r == wp - 1 - wr && n == wp && flag, "range of a reversed communicator: rank %d size %d",
+        r, n);
+  CHECK_MPI(MPI_Allreduce(&wr, &sum, 1, MPI_INT, MPI_SUM, all));
+  CHECK(sum == wp * (wp - 1) / 2, "sum of world ranks %d", sum);
+  /* ranks 0, 2, 4, ... of the reversed communicator: world ranks wp-1, wp-3, ... */
+  CHECK_MPI(MPIX_Comm_create_range(reversed, 0, wp - 1, 2, &every_other));
+  CHECK((every_other != MPI_COMM_NULL) == ((wp - 1 - wr) % 2 == 0), "membership of every other");
+  if (every_other != MPI_COMM_NULL) {
+    int first = -1;
+    if (r == 0) first = wr;
+    CHECK_MPI(MPI_Bcast(&first, 1, MPI_INT, 0, every_other));
+    CHECK(first == wp - 1, "rank 0 of every other is world rank %d", first);
+    CHECK_MPI(MPI_Comm_free(&every_other));
+  }
+  CHECK_MPI(MPI_Comm_free(&all));
   CHECK_MPI(MPI_Comm_free(&reversed));
 }
 
@@ -221,7 +236,7 @@ int main(int argc, char **argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &wp);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   test_create_range(wr, wp);
-  test_unmappable_parent(wr, wp);
+  test_irregular_parent(wr, wp);
   test_errors(wp);
   test_icomm_create_group(wr, wp);
   test_opposite_orders(wr, wp);
