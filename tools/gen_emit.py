@@ -27,7 +27,9 @@ def _generic_body(f, indent='  '):
     checked = f.checked()
     if checked:
         cond = ' | '.join(_fake_test(p) for p in checked)
-        lines.append('if (RC_UNLIKELY({})) return rc_fake_{}({});'.format(cond, f.name, f.args()))
+        # Fake handles reach the library's state: under its lock (library_lock.h).
+        lines.append('if (RC_UNLIKELY({})) {{ rcshim::Locked rc_locked; return rc_fake_{}({}); }}'
+                     .format(cond, f.name, f.args()))
     if f.blocking:
         lines.append('if (RC_UNLIKELY(rangecomm::Progress_needed())) return rc_blocking_{}({});'
                      .format(f.name, f.args()))
@@ -65,6 +67,9 @@ def _fake_default(f):
         rest = [p for p in checked if p is not comms[0]]
     for p in rest:
         out.append('  if ({}) {}\n'.format(_fake_test(p), _error_return(f, errcomm, p)))
+    if f.collective and comms:
+        # MPI may block on other processes here: let this process's other threads in.
+        out.append('  rcshim::Unlocked rc_unlocked;\n')
     out.append('  return rc_real.{}({});\n}}\n'.format(f.name, f.args()))
     return ''.join(out)
 
@@ -178,7 +183,7 @@ def _redirect_syms(funcs):
 def _wrapper_source(part):
     return (BANNER +
             '#include "real_mpi.h"\n#include "shim_hooks.h"\n#include "fake_handles.h"\n'
-            '#include <rangecomm/request.hpp>\n\n'
+            '#include "library_lock.h"\n#include <rangecomm/request.hpp>\n\n'
             '#define RC_EXPORT __attribute__((visibility("default")))\n'
             '#define RC_WEAK __attribute__((weak))\n'
             '#define RC_UNLIKELY(x) __builtin_expect(!!(x), 0)\n'

@@ -12,6 +12,7 @@
 // among the free levels by a hash of the creation, so two creations part ways.
 #include <algorithm>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,18 @@ std::vector<GroupCreation*>& in_flight() {
   return *list;
 }
 
+// Where a creation's all-reductions run: on the creation context of the parent's channel, told
+// apart from concurrent creations by the tag key (Icomm_create_group, the shim's agreed
+// creations); or as one collective of the parent itself, which every member calls in the same
+// order as the parent's other collectives (Icomm_dup).
+enum class Talk { creation_context, parent_collective };
+constexpr int kDupSpace = 2;  // a Talk::parent_collective creation (never a tag clash)
+
+std::uint32_t draw() {
+  static std::minstd_rand engine(std::random_device{}());
+  return static_cast<std::uint32_t>(engine());
+}
+
 class GroupCreation final : public Operation {
  public:
   GroupCreation(const std::shared_ptr<RangeState>& parent, std::shared_ptr<const GroupTable> table,
@@ -53,9 +66,16 @@ class GroupCreation final : public Operation {
     talk_->size = static_cast<int>(talk_->table->roots.size());
     talk_->rank = my_rank;
     const TagLayout& layout = parent->channel->layout();
-    talk_->ctx = layout.creation_context(space);
-    talk_->lane = layout.lane_of(talk_->ctx);
-    talk_->tag_base = layout.tag_base(talk_->ctx);
+    if (space == kDupSpace) {  // the parent's own context and its next collective number
+      talk_->ctx = parent->ctx;
+      talk_->lane = parent->lane;
+      talk_->tag_base = parent->tag_base;
+      parent_seq_ = parent->coll_seq++;
+    } else {
+      talk_->ctx = layout.creation_context(space);
+      talk_->lane = layout.lane_of(talk_->ctx);
+      talk_->tag_base = layout.tag_base(talk_->ctx);
+    }
     const auto& roots = talk_->table->roots;
     strided_ = roots.size() < 2 || roots[1] > roots[0];
     for (size_t i = 2; i < roots.size() && strided_; ++i)
@@ -91,10 +111,15 @@ class GroupCreation final : public Operation {
     leave_in_flight();
   }
 
-  // Runs one all-reduce of a 32-bit word over the group on the creation context.
-  int reduce(MPI_Op op) {
-    talk_->coll_seq = static_cast<std::uint32_t>(tag_key_ * kSeqPerCreation + seq_++ % kSeqPerCreation);
-    return Iallreduce(&mine_, &agreed_, 1, MPI_UINT32_T, op, CommAccess::make(talk_), &inner_);
+  // Runs one all-reduce of `words` 32-bit words over the group. The creation's all-reductions
+  // follow each other, so reusing a sequence number is safe: MPI delivers the messages of one
+  // sender and tag in order.
+  int reduce(MPI_Op op, int words) {
+    talk_->coll_seq =
+        space_ == kDupSpace
+            ? parent_seq_
+            : static_cast<std::uint32_t>(tag_key_ * kSeqPerCreation + seq_++ % kSeqPerCreation);
+    return Iallreduce(mine_, agreed_, words, MPI_UINT32_T, op, CommAccess::make(talk_), &inner_);
   }
 
   // A member's state of the group at `level` below the parent (not registered).
@@ -117,34 +142,33 @@ class GroupCreation final : public Operation {
 
   int start_levels() {
     phase_ = Phase::levels;
-    mine_ = 0;
+    mine_[0] = 0;
     auto probe = at_level(1);
-    for (int level = 1; level < 32; ++level) {
+    // The library's own agreed creations leave level 1 to local ones (Split_Comm, and
+    // MPIX_Comm_create_range in the shim), which cannot see them coming.
+    for (int level = space_ != 0 ? 2 : 1; level < 32; ++level) {
       probe->depth = parent_->depth + level;
       set_context(*probe);
-      if (parent_->channel->context_free_for(*probe)) mine_ |= 1u << level;
+      if (parent_->channel->context_free_for(*probe)) mine_[0] |= 1u << level;
     }
-    return reduce(MPI_BAND);
+    return reduce(MPI_BAND, 1);
   }
 
   int start_verdict(std::uint32_t free_levels) {
     int count = __builtin_popcount(free_levels);
-    // First attempt: the lowest free level. Later ones: one chosen by the creation's identity,
-    // so that two creations that keep colliding choose differently.
-    unsigned pick = 0;
-    if (attempt_ > 0) {
-      std::uint32_t h = static_cast<std::uint32_t>(tag_key_) * 2654435761u ^
-                        static_cast<std::uint32_t>(talk_->first) * 40503u ^
-                        static_cast<std::uint32_t>(attempt_) * 97u;
-      pick = (h ^ (h >> 13)) % static_cast<unsigned>(count);
-    }
+    // First attempt: the lowest free level. Later ones: one drawn by the number the members
+    // agreed on in the last verdict, so that two creations that collided part ways.
+    unsigned pick = attempt_ > 0 ? drawn_ % static_cast<unsigned>(count) : 0;
     std::uint32_t bits = free_levels;
     for (unsigned i = 0; i < pick; ++i) bits &= bits - 1;
     level_ = __builtin_ctz(bits);
     candidate_ = at_level(level_);
-    mine_ = try_register_range(*candidate_, nullptr) ? 0 : 1;
+    // The verdict is a maximum: of the clash flags (any clash), and of numbers drawn at random
+    // (the one all members then use to pick the next level).
+    mine_[0] = try_register_range(*candidate_, nullptr) ? 0 : 1;
+    mine_[1] = draw();
     phase_ = Phase::verdict;
-    return reduce(MPI_BOR);
+    return reduce(MPI_MAX, 2);
   }
 
   void advance() {
@@ -153,7 +177,7 @@ class GroupCreation final : public Operation {
     if (!RequestAccess::test(inner_, &st, &rc)) return;
     if (rc != MPI_SUCCESS) return finish(rc);
     if (phase_ == Phase::levels) {
-      std::uint32_t free_levels = agreed_ & ~1u;
+      std::uint32_t free_levels = agreed_[0] & ~1u;
       if (free_levels == 0)
         return finish(Make_error(MPI_ERR_COMM,
                             "Icomm_create_group: every one of the 31 nesting levels below the "
@@ -162,11 +186,12 @@ class GroupCreation final : public Operation {
       if (int e = start_verdict(free_levels)) return finish(e);
       return;
     }
-    if (agreed_ == 0) {  // no member saw a clash: the group is made
+    if (agreed_[0] == 0) {  // no member saw a clash: the group is made
       *out_ = CommAccess::make(std::move(candidate_));
       return finish(MPI_SUCCESS);
     }
     candidate_.reset();  // withdraws it everywhere
+    drawn_ = agreed_[1];
     if (++attempt_ == kMaxAttempts)
       return finish(Make_error(MPI_ERR_OTHER,
                           "Icomm_create_group: no context agreed after %d attempts", attempt_));
@@ -179,8 +204,8 @@ class GroupCreation final : public Operation {
   int tag_key_, space_;
   Phase phase_ = Phase::levels;
   int attempt_ = 0, level_ = 0;
-  std::uint32_t seq_ = 0;
-  std::uint32_t mine_ = 0, agreed_ = 0;
+  std::uint32_t seq_ = 0, parent_seq_ = 0, drawn_ = 0;
+  std::uint32_t mine_[2] = {0, 0}, agreed_[2] = {0, 0};
   Request inner_;
   bool strided_ = false;  // the members are evenly spaced, ascending: the result is a range
   bool finished_ = false;
@@ -275,7 +300,9 @@ int start_creation(const Comm& parent_comm, const int* ranks, int n, int tag, in
   try {
     auto table = std::make_shared<const detail::GroupTable>(std::move(roots));
     auto* op = new detail::GroupCreation(parent, std::move(table), me, tag, space, out);
-    if (const auto* other = detail::tag_clash(op->talk(), op->tag_key(), space); other && other != op) {
+    const auto* other =
+        space == detail::kDupSpace ? nullptr : detail::tag_clash(op->talk(), op->tag_key(), space);
+    if (other != nullptr && other != op) {
       op->unref();
       return detail::raise(errcomm, MPI_ERR_TAG,
                            "Icomm_create_group: tag %d is in use (modulo %d) by another "
@@ -307,6 +334,14 @@ int Icomm_create_group(const Comm& parent, const int* ranks, int n, int tag, Com
 int Icomm_create_agreed(const Comm& parent, const int* ranks, int n, int serial, Comm* out,
                         Request* request) {
   return start_creation(parent, ranks, n, serial % detail::kTagKeys, 1, out, request);
+}
+
+int Icomm_dup(const Comm& of, Comm* out, Request* request) {
+  const RangeState* s = CommAccess::state(of).get();
+  if (s == nullptr) return detail::raise(MPI_COMM_WORLD, MPI_ERR_COMM, "Icomm_dup: null communicator");
+  std::vector<int> all(static_cast<size_t>(s->size));
+  for (int i = 0; i < s->size; ++i) all[i] = i;
+  return start_creation(of, all.data(), s->size, 0, detail::kDupSpace, out, request);
 }
 
 namespace {

@@ -4,11 +4,13 @@
 #include <climits>
 
 #include "errors.hpp"
+#include "rangecomm/embedding.hpp"
 #include "status.hpp"
 
 namespace rangecomm::detail {
 
-int g_progress_needed = 0;
+ProgressCounter g_progress_needed;
+void (*g_pause_hook)() = nullptr;
 
 namespace {
 
@@ -248,7 +250,7 @@ void poll_lanes() {
       if (ch->lane(i).engine_recvs > 0) poll_lane(*ch, i);
 }
 
-bool engine_busy() { return g_progress_needed != 0; }
+bool engine_busy() { return g_progress_needed.any() || g_pause_hook != nullptr; }
 
 void adopt_orphan(Operation* op) {
   g_orphans.push_back(op);
@@ -273,3 +275,7 @@ void progress() {
 }
 
 }  // namespace rangecomm::detail
+
+namespace rangecomm {
+void Set_threaded(void (*pause)()) { detail::g_pause_hook = pause; }
+}  // namespace rangecomm

@@ -109,7 +109,12 @@ void poll_lanes();
 // Takes every message MPI has on one lane (for probes with wildcards).
 void poll_lane(Channel& channel, int lane);
 // True when the engine has anything to advance: one load, for fast paths.
+// True when a blocking call must not block inside MPI: some operation of this process needs
+// progress, or the library runs under a lock shared by threads (Set_threaded), which a thread
+// blocked inside MPI would hold.
 bool engine_busy();
+// Set_threaded's pause, or null.
+extern void (*g_pause_hook)();
 // Advances everything: matching, running collectives, freed operations.
 void progress();
 

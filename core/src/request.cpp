@@ -32,6 +32,7 @@ class DoneOp final : public detail::Operation {
 class Backoff {
  public:
   void pause() {
+    if (detail::g_pause_hook != nullptr) return detail::g_pause_hook();
     if (++polls_ > 64) sched_yield();
   }
 

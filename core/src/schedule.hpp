@@ -95,7 +95,7 @@ int start_schedule(const std::shared_ptr<RangeState>& range, SchedulePtr schedul
                    Operation** op);
 
 // Runs a schedule to completion inside MPI's own blocking calls. Only valid while nothing else
-// of the library needs progress (!Progress_needed()): then blocking in MPI cannot stall another
+// of the library needs progress and no other thread shares the library (!engine_busy()): then blocking in MPI cannot stall another
 // operation of this process, and MPI may wait the way it likes (yield, sleep).
 int run_schedule_blocking(RangeState& range, Schedule& schedule);
 

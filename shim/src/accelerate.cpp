@@ -21,27 +21,57 @@
 namespace rcshim {
 
 int g_accelerate = 0;
+int g_shadow = 0;
 
 void read_mode() {
   const char* v = std::getenv("RANGECOMM_MODE");
-  g_accelerate = v != nullptr && std::strcmp(v, "accelerate") == 0;
+  g_shadow = v != nullptr && std::strcmp(v, "shadow") == 0;
+  g_accelerate = g_shadow || (v != nullptr && std::strcmp(v, "accelerate") == 0);
 }
 
 namespace {
 
-// Bit 0: every process's result can be a range; bits 1..31: levels free at every member. It
-// runs as the program's own collectives on the parent would, under the progress rule
-// (rc_blocking_*: range operations still pending keep moving while it waits).
-int agree_on_parent(MPI_Comm parent, std::uint32_t mine, std::uint32_t* common) {
-  if (rangecomm::Progress_needed())
-    return rc_blocking_MPI_Allreduce(&mine, common, 1, MPI_UINT32_T, MPI_BAND, parent);
-  return MPI_Allreduce(&mine, common, 1, MPI_UINT32_T, MPI_BAND, parent);
+// The agreements run as the program's own collectives on the parent would, under the progress
+// rule (rc_blocking_*: range operations still pending keep moving while it waits), and without
+// the library lock: MPI may block here until other processes' threads arrive.
+Reduce reduce_on(MPI_Comm parent) {
+  return [parent](const std::uint32_t* in, std::uint32_t* out, int n, MPI_Op op) {
+    Unlocked unlocked;
+    if (rangecomm::Progress_needed())
+      return rc_blocking_MPI_Allreduce(in, out, n, MPI_UINT32_T, op, parent);
+    return MPI_Allreduce(in, out, n, MPI_UINT32_T, op, parent);
+  };
 }
 
 int allgather_ints(MPI_Comm parent, int* mine, int n, std::vector<int>* all) {
+  Unlocked unlocked;
   if (rangecomm::Progress_needed())
     return rc_blocking_MPI_Allgather(mine, n, MPI_INT, all->data(), n, MPI_INT, parent);
   return MPI_Allgather(mine, n, MPI_INT, all->data(), n, MPI_INT, parent);
+}
+
+// Agrees on a level over the real parent and makes this process's group of world ranks
+// `members` there (none for a non-member). *made is false (everywhere alike) when no level is
+// free at every member or a bit of `required` is missing somewhere: MPI must do it.
+int agree_and_make_group(MPI_Comm parent, bool member, const std::vector<int>& members,
+                         std::uint32_t extra, std::uint32_t required, MPI_Comm* newcomm,
+                         bool* made) {
+  SplitPlan plan;
+  plan.member = member;
+  plan.ranks = members;
+  std::uint32_t common = 0;
+  int level = 0;
+  rangecomm::Comm mine;
+  int rc = agree_and_make(
+      reduce_on(parent),
+      [&] { return (member ? free_levels(world_range(), members) : ~1u) | extra; }, required,
+      [&](int at, rangecomm::Comm* out) { return make_members(world_range(), plan, at, out); },
+      &common, &level, &mine);
+  if (rc != MPI_SUCCESS) return raise_on(parent, rc);
+  if (level == 0) return MPI_SUCCESS;
+  *made = true;
+  *newcomm = MPI_COMM_NULL;
+  return member ? new_comm(std::move(mine), inherited_errhandler(parent), newcomm) : MPI_SUCCESS;
 }
 
 // The parent's ranks as world ranks.
@@ -49,16 +79,6 @@ std::vector<int> world_ranks(const RangeParent& p, const std::vector<int>& ranks
   std::vector<int> out(ranks.size());
   for (size_t i = 0; i < ranks.size(); ++i) out[i] = p.in_range(ranks[i]);
   return out;
-}
-
-// The group of world ranks `members` at `level` below the world range, as a new fake
-// communicator of the program (a range when they are evenly spaced).
-int make_group(MPI_Comm parent, const std::vector<int>& members, int level, MPI_Comm* newcomm) {
-  rangecomm::Comm made;
-  int rc = rangecomm::Group_Comm_below(world_range(), members.data(),
-                                       static_cast<int>(members.size()), level, &made);
-  if (rc != MPI_SUCCESS) return raise_on(parent, rc);
-  return new_comm(std::move(made), inherited_errhandler(parent), newcomm);
 }
 
 // MPI_Comm_dup(_with_info) of a real communicator; `made` is false when MPI must do it.
@@ -69,13 +89,8 @@ int accelerated_dup(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm, bool* made)
   std::vector<int> all(static_cast<size_t>(p.size));
   std::iota(all.begin(), all.end(), 0);
   std::vector<int> members = world_ranks(p, all);
-  std::uint32_t common = 0;
-  int rc = agree_on_parent(comm, free_levels(world_range(), members), &common);
-  if (rc != MPI_SUCCESS) return rc;  // MPI raised it on comm already
-  int level = lowest_level(common);
-  if (level == 0) return MPI_SUCCESS;  // every level is taken somewhere: a real dup
-  *made = true;
-  if ((rc = make_group(comm, members, level, newcomm))) return rc;
+  int rc = agree_and_make_group(comm, true, members, 0, 0, newcomm, made);
+  if (rc != MPI_SUCCESS || !*made) return rc;  // no level free everywhere: a real dup
   FakeComm* d = find_comm(*newcomm);
   if (info != MPI_INFO_NULL) {
     MPI_Info_dup(info, &d->info);
@@ -97,15 +112,8 @@ int split_by_pairs(MPI_Comm comm, const RangeParent& p, const std::vector<int>& 
   for (int r = 0; r < p.size; ++r)
     if (color_key[2 * r] < 0 && color_key[2 * r] != MPI_UNDEFINED) return MPI_SUCCESS;
   SplitPlan plan = plan_split(color_key, p.rank);
-  std::vector<int> members = world_ranks(p, plan.ranks);
-  std::uint32_t mask = plan.member ? free_levels(world_range(), members) : ~0u;
-  std::uint32_t common = 0;
-  if (int rc = agree_on_parent(comm, mask, &common)) return rc;
-  int level = lowest_level(common);
-  if (level == 0) return MPI_SUCCESS;
-  *made = true;
-  *newcomm = MPI_COMM_NULL;
-  return plan.member ? make_group(comm, members, level, newcomm) : MPI_SUCCESS;
+  return agree_and_make_group(comm, plan.member, world_ranks(p, plan.ranks), 0, 0, newcomm,
+                              made);
 }
 
 // MPI_Comm_split of a real communicator: ranges for everyone when every group is one.
@@ -171,15 +179,9 @@ int accelerated_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm, bool* 
   subset = subset && std::find(ranks.begin(), ranks.end(), MPI_UNDEFINED) == ranks.end();
   bool member = std::find(ranks.begin(), ranks.end(), p.rank) != ranks.end();
   std::vector<int> members = subset ? world_ranks(p, ranks) : std::vector<int>();
-  std::uint32_t mask = member && subset ? free_levels(world_range(), members) : ~1u;
-  if (subset) mask |= 1u;
-  std::uint32_t common = 0;
-  if (int rc = agree_on_parent(comm, mask, &common)) return rc;
-  int level = lowest_level(common);
-  if (!(common & 1u) || level == 0) return MPI_SUCCESS;  // MPI creates (and checks) it
-  *made = true;
-  *newcomm = MPI_COMM_NULL;
-  return member ? make_group(comm, members, level, newcomm) : MPI_SUCCESS;
+  // Without bit 0 everywhere (some group is bad) MPI creates, and checks, it.
+  return agree_and_make_group(comm, member && subset, members, subset ? 1u : 0u, 1u, newcomm,
+                              made);
 }
 
 // The parent's ranks of group's members, or false when group is not a subset of the parent.
@@ -221,6 +223,30 @@ int accelerated_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* 
   return new_comm(std::move(result), inherited_errhandler(comm), newcomm);
 }
 
+// RANGECOMM_MODE=shadow: *newcomm, an intracommunicator MPI has just made (a split of another
+// type, a merge of an intercommunicator, ...), becomes a library communicator of the same
+// processes in the same order: its members agree on a level over it, and MPI's is freed. It
+// stays MPI's when it is an intercommunicator, has processes outside the world, or no level is
+// free at every member.
+int shadow_replace(MPI_Comm* newcomm) {
+  MPI_Comm real = *newcomm;
+  int inter = 0;
+  RangeParent p;
+  if (real == MPI_COMM_NULL || MPI_Comm_test_inter(real, &inter) != MPI_SUCCESS || inter ||
+      !mapped_parent(real, &p))
+    return MPI_SUCCESS;
+  std::vector<int> all(static_cast<size_t>(p.size));
+  std::iota(all.begin(), all.end(), 0);
+  bool made = false;
+  MPI_Comm library = MPI_COMM_NULL;
+  int rc = agree_and_make_group(real, true, world_ranks(p, all), 0, 0, &library, &made);
+  if (rc != MPI_SUCCESS || !made) return rc;
+  MPI_Comm_get_info(real, &find_comm(library)->info);
+  *newcomm = library;
+  Unlocked unlocked;
+  return MPI_Comm_free(&real);
+}
+
 // MPI_Comm_idup of a real communicator: the handle at once, the copy when the request
 // completes. Every member idups a parent in the same order, so a count per parent tells
 // concurrent idups of one parent apart.
@@ -259,8 +285,12 @@ using namespace rcshim;
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)
 
 extern "C" int rc_hand_MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
-  if (UNLIKELY(rc_is_fake_comm(comm))) return rc_fake_MPI_Comm_dup(comm, newcomm);
+  if (UNLIKELY(rc_is_fake_comm(comm))) {
+    Locked locked;
+    return rc_fake_MPI_Comm_dup(comm, newcomm);
+  }
   if (UNLIKELY(g_accelerate)) {
+    Locked locked;
     bool made = false;
     int rc = accelerated_dup(comm, MPI_INFO_NULL, newcomm, &made);
     if (made || rc != MPI_SUCCESS) return rc;
@@ -270,8 +300,12 @@ extern "C" int rc_hand_MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
 }
 
 extern "C" int rc_hand_MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm) {
-  if (UNLIKELY(rc_is_fake_comm(comm))) return rc_fake_MPI_Comm_dup_with_info(comm, info, newcomm);
+  if (UNLIKELY(rc_is_fake_comm(comm))) {
+    Locked locked;
+    return rc_fake_MPI_Comm_dup_with_info(comm, info, newcomm);
+  }
   if (UNLIKELY(g_accelerate)) {
+    Locked locked;
     bool made = false;
     int rc = accelerated_dup(comm, info, newcomm, &made);
     if (made || rc != MPI_SUCCESS) return rc;
@@ -282,8 +316,12 @@ extern "C" int rc_hand_MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_
 }
 
 extern "C" int rc_hand_MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
-  if (UNLIKELY(rc_is_fake_comm(comm))) return rc_fake_MPI_Comm_split(comm, color, key, newcomm);
+  if (UNLIKELY(rc_is_fake_comm(comm))) {
+    Locked locked;
+    return rc_fake_MPI_Comm_split(comm, color, key, newcomm);
+  }
   if (UNLIKELY(g_accelerate)) {
+    Locked locked;
     bool made = false;
     int rc = accelerated_split(comm, color, key, newcomm, &made);
     if (made || rc != MPI_SUCCESS) return rc;
@@ -295,21 +333,87 @@ extern "C" int rc_hand_MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Com
 
 extern "C" int rc_hand_MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
                                            MPI_Comm* newcomm) {
-  if (UNLIKELY(rc_is_fake_comm(comm)))
+  if (UNLIKELY(rc_is_fake_comm(comm))) {
+    Locked locked;
     return rc_fake_MPI_Comm_split_type(comm, split_type, key, info, newcomm);
+  }
   if (UNLIKELY(g_accelerate)) {
+    Locked locked;
     bool made = false;
     int rc = accelerated_split_type(comm, split_type, key, newcomm, &made);
     if (made || rc != MPI_SUCCESS) return rc;
   }
-  if (UNLIKELY(rangecomm::Progress_needed()))
-    return rc_blocking_MPI_Comm_split_type(comm, split_type, key, info, newcomm);
-  return MPI_Comm_split_type(comm, split_type, key, info, newcomm);
+  int rc = UNLIKELY(rangecomm::Progress_needed())
+               ? rc_blocking_MPI_Comm_split_type(comm, split_type, key, info, newcomm)
+               : MPI_Comm_split_type(comm, split_type, key, info, newcomm);
+  if (UNLIKELY(g_shadow) && rc == MPI_SUCCESS) {
+    Locked locked;
+    return shadow_replace(newcomm);
+  }
+  return rc;
 }
 
-extern "C" int rc_hand_MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
-  if (UNLIKELY(rc_is_fake_comm(comm))) return rc_fake_MPI_Comm_create(comm, group, newcomm);
+// An intercommunicator is never a library one; its merge is MPI's, and the shadow mode's.
+extern "C" int rc_hand_MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm* newcomm) {
+  if (UNLIKELY(rc_is_fake_comm(intercomm))) {
+    Locked locked;
+    return rc_fake_MPI_Intercomm_merge(intercomm, high, newcomm);
+  }
+  int rc = UNLIKELY(rangecomm::Progress_needed())
+               ? rc_blocking_MPI_Intercomm_merge(intercomm, high, newcomm)
+               : MPI_Intercomm_merge(intercomm, high, newcomm);
+  if (UNLIKELY(g_shadow) && rc == MPI_SUCCESS) {
+    Locked locked;
+    return shadow_replace(newcomm);
+  }
+  return rc;
+}
+
+#if MPI_VERSION >= 4
+// MPI-4's creation from a group without a parent: MPI makes it; the shadow mode replaces it.
+extern "C" int rc_hand_MPI_Comm_create_from_group(MPI_Group group, const char* stringtag,
+                                                  MPI_Info info, MPI_Errhandler errhandler,
+                                                  MPI_Comm* newcomm) {
+  int rc = UNLIKELY(rangecomm::Progress_needed())
+               ? rc_blocking_MPI_Comm_create_from_group(group, stringtag, info, errhandler,
+                                                         newcomm)
+               : MPI_Comm_create_from_group(group, stringtag, info, errhandler, newcomm);
+  if (UNLIKELY(g_shadow) && rc == MPI_SUCCESS) {
+    Locked locked;
+    return shadow_replace(newcomm);
+  }
+  return rc;
+}
+
+extern "C" int rc_hand_MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm,
+                                               MPI_Request* request) {
+  if (UNLIKELY(rc_is_fake_comm(comm))) {
+    Locked locked;
+    return rc_fake_MPI_Comm_idup_with_info(comm, info, newcomm, request);
+  }
   if (UNLIKELY(g_accelerate)) {
+    Locked locked;
+    bool made = false;
+    int rc = accelerated_idup(comm, newcomm, request, &made);
+    if (rc != MPI_SUCCESS) return rc;
+    if (made) {
+      FakeComm* d = find_comm(*newcomm);
+      if (info == MPI_INFO_NULL) return MPI_SUCCESS;
+      if (d->info != MPI_INFO_NULL) MPI_Info_free(&d->info);
+      return MPI_Info_dup(info, &d->info);
+    }
+  }
+  return MPI_Comm_idup_with_info(comm, info, newcomm, request);
+}
+#endif
+
+extern "C" int rc_hand_MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
+  if (UNLIKELY(rc_is_fake_comm(comm))) {
+    Locked locked;
+    return rc_fake_MPI_Comm_create(comm, group, newcomm);
+  }
+  if (UNLIKELY(g_accelerate)) {
+    Locked locked;
     bool made = false;
     int rc = accelerated_create(comm, group, newcomm, &made);
     if (made || rc != MPI_SUCCESS) return rc;
@@ -321,9 +425,12 @@ extern "C" int rc_hand_MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm*
 
 extern "C" int rc_hand_MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag,
                                              MPI_Comm* newcomm) {
-  if (UNLIKELY(rc_is_fake_comm(comm)))
+  if (UNLIKELY(rc_is_fake_comm(comm))) {
+    Locked locked;
     return rc_fake_MPI_Comm_create_group(comm, group, tag, newcomm);
+  }
   if (UNLIKELY(g_accelerate)) {
+    Locked locked;
     bool made = false;
     int rc = accelerated_create_group(comm, group, tag, newcomm, &made);
     if (made || rc != MPI_SUCCESS) return rc;
@@ -334,8 +441,12 @@ extern "C" int rc_hand_MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int
 }
 
 extern "C" int rc_hand_MPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) {
-  if (UNLIKELY(rc_is_fake_comm(comm))) return rc_fake_MPI_Comm_idup(comm, newcomm, request);
+  if (UNLIKELY(rc_is_fake_comm(comm))) {
+    Locked locked;
+    return rc_fake_MPI_Comm_idup(comm, newcomm, request);
+  }
   if (UNLIKELY(g_accelerate)) {
+    Locked locked;
     bool made = false;
     int rc = accelerated_idup(comm, newcomm, request, &made);
     if (made || rc != MPI_SUCCESS) return rc;

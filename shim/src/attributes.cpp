@@ -174,6 +174,7 @@ extern "C" int rc_fake_MPI_Attr_delete(MPI_Comm comm, int keyval) {
 extern "C" int rc_hand_MPI_Comm_create_keyval(MPI_Comm_copy_attr_function* copy_fn,
                                               MPI_Comm_delete_attr_function* delete_fn,
                                               int* comm_keyval, void* extra_state) {
+  Locked locked;  // the keyval records are the library's state
   int rc = MPI_Comm_create_keyval(copy_fn, delete_fn, comm_keyval, extra_state);
   if (rc == MPI_SUCCESS) keyvals()[*comm_keyval] = KeyvalRecord{copy_fn, delete_fn, extra_state};
   return rc;
@@ -185,6 +186,7 @@ extern "C" int rc_hand_MPI_Keyval_create(MPI_Copy_function* copy_fn, MPI_Delete_
 }
 
 extern "C" int rc_hand_MPI_Comm_free_keyval(int* comm_keyval) {
+  Locked locked;
   auto it = keyvals().find(*comm_keyval);
   if (it != keyvals().end() && it->second.uses > 0) {
     it->second.freed = true;

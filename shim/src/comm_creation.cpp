@@ -9,6 +9,7 @@
 #include <array>
 #include <functional>
 #include <memory>
+#include <random>
 
 #include "objects.h"
 #include "p2p_support.h"
@@ -60,6 +61,60 @@ int lowest_level(std::uint32_t mask) {
   return mask ? __builtin_ctz(mask) : 0;
 }
 
+Reduce reduce_over(const rangecomm::Comm& range) {
+  return [&range](const std::uint32_t* in, std::uint32_t* out, int n, MPI_Op op) {
+    return rangecomm::Allreduce(in, out, n, MPI_UINT32_T, op, range);
+  };
+}
+
+namespace {
+
+constexpr int kMaxAgreements = 1000;
+
+// The n-th (0-based, modulo their number) level set in mask (bit 0 ignored).
+int nth_level(std::uint32_t mask, std::uint32_t n) {
+  mask &= ~1u;
+  n %= static_cast<std::uint32_t>(__builtin_popcount(mask));
+  for (std::uint32_t i = 0; i < n; ++i) mask &= mask - 1;
+  return __builtin_ctz(mask);
+}
+
+std::uint32_t draw() {
+  static std::minstd_rand engine(std::random_device{}());
+  return static_cast<std::uint32_t>(engine());
+}
+
+}  // namespace
+
+int agree_and_make(const Reduce& reduce, const std::function<std::uint32_t()>& mask,
+                   std::uint32_t required,
+                   const std::function<int(int level, rangecomm::Comm* out)>& make,
+                   std::uint32_t* common, int* level, rangecomm::Comm* out) {
+  std::uint32_t drawn = 0;
+  for (int attempt = 0; attempt < kMaxAgreements; ++attempt) {
+    *level = 0;
+    // Level 1 is left to local creations (MPIX_Comm_create_range), so that a range made
+    // locally never clashes with a copy the members agreed on (MPI_Comm_dup and the like).
+    std::uint32_t mine = mask() & ~(1u << 1);
+    if (int rc = reduce(&mine, common, 1, MPI_BAND)) return rc;
+    if ((*common & required) != required || (*common & ~1u) == 0) return MPI_SUCCESS;
+    *level = attempt == 0 ? lowest_level(*common) : nth_level(*common, drawn);
+    int made = make(*level, out);
+    if (!g_threaded) return made;
+    std::uint32_t verdict[2] = {made != MPI_SUCCESS ? 1u : 0u, draw()}, agreed[2] = {0, 0};
+    if (int rc = reduce(verdict, agreed, 2, MPI_MAX)) {
+      *out = rangecomm::Comm();
+      return rc;
+    }
+    if (agreed[0] == 0) return MPI_SUCCESS;
+    *out = rangecomm::Comm();  // withdraws the registration everywhere
+    drawn = agreed[1];
+  }
+  *level = 0;
+  return rangecomm::Make_error(MPI_ERR_OTHER, "no nesting level agreed after %d attempts",
+                               kMaxAgreements);
+}
+
 int no_level(MPI_Comm comm, const char* fn) {
   return raise_error(comm, MPI_ERR_COMM,
                      "%s: every one of the 31 nesting levels below this "
@@ -87,12 +142,16 @@ int dup_range(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm, const char* fn) {
   RC_FAKE_RANGE(fn);
   int n = range.size();
   std::uint32_t common = 0;
-  if (int rc = agree(range, free_levels(range, 0, n - 1, 1), &common)) return raise_on(comm, rc);
-  int level = lowest_level(common);
-  if (level == 0) return no_level(comm, fn);
+  int level = 0;
   rangecomm::Comm copy;
-  if (int rc = rangecomm::Split_Comm_below(range, 0, n - 1, 1, level, &copy))
-    return raise_on(comm, rc);
+  int rc = agree_and_make(
+      reduce_over(range), [&] { return free_levels(range, 0, n - 1, 1); }, 0,
+      [&](int at, rangecomm::Comm* out) {
+        return rangecomm::Split_Comm_below(range, 0, n - 1, 1, at, out);
+      },
+      &common, &level, &copy);
+  if (rc != MPI_SUCCESS) return raise_on(comm, rc);
+  if (level == 0) return no_level(comm, fn);
   if (int rc = new_comm(std::move(copy), c->errhandler, newcomm)) return rc;
   return dress_copy(comm, newcomm, info);
 }
@@ -110,20 +169,17 @@ extern "C" int rc_fake_MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_
   return dup_range(comm, info, newcomm, "MPI_Comm_dup_with_info");
 }
 
-// The handle is handed out at once; the members agree on a context nonblocking
-// (rangecomm::Icomm_create_agreed, which tells concurrent idups of one range apart) and the copy
-// is made when the request completes (using the handle before that is an MPI_ERR_COMM error).
+// The handle is handed out at once; the members agree on a context nonblocking, as one
+// collective of the range (rangecomm::Icomm_dup: idups of different ranges never meet), and the
+// copy is made when the request completes (using the handle before that is an MPI_ERR_COMM
+// error).
 extern "C" int rc_fake_MPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) {
   RC_FAKE_RANGE("MPI_Comm_idup");
-  std::vector<int> all(static_cast<size_t>(range.size()));
-  for (int i = 0; i < range.size(); ++i) all[i] = i;
-  int serial = c->idups++;
   if (int rc = new_pending_comm(c->errhandler, newcomm)) return rc;
   if (int rc = dress_copy(comm, newcomm, MPI_INFO_NULL)) return rc;
   return start_creation(comm, "MPI_Comm_idup", newcomm, request,
                         [&](rangecomm::Comm* out, rangecomm::Request* r) {
-                          return rangecomm::Icomm_create_agreed(range, all.data(), range.size(),
-                                                                serial, out, r);
+                          return rangecomm::Icomm_dup(range, out, r);
                         });
 }
 

@@ -22,6 +22,13 @@ void adopt_handler(MPI_Comm made, MPI_Errhandler eh) {
 
 }  // namespace
 
+int make_members(const rangecomm::Comm& parent, const SplitPlan& plan, int level,
+                 rangecomm::Comm* out) {
+  if (!plan.member) return MPI_SUCCESS;
+  return rangecomm::Group_Comm_below(parent, plan.ranks.data(),
+                                     static_cast<int>(plan.ranks.size()), level, out);
+}
+
 // Groups ordered by key, then rank.
 SplitPlan plan_split(const std::vector<int>& color_key, int me) {
   std::map<int, std::vector<std::pair<int, int>>> groups;  // color -> (key, rank)
@@ -56,8 +63,13 @@ extern "C" int rc_fake_MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Com
   if (rc != MPI_SUCCESS) return raise_on(comm, rc);
   SplitPlan plan = plan_split(color_key, range.rank());
   std::uint32_t common = 0;
-  if ((rc = agree(range, free_levels(range, plan.ranks), &common))) return raise_on(comm, rc);
-  int level = lowest_level(common);
+  int level = 0;
+  rangecomm::Comm made;
+  rc = agree_and_make(
+      reduce_over(range), [&] { return free_levels(range, plan.ranks); }, 0,
+      [&](int at, rangecomm::Comm* out) { return make_members(range, plan, at, out); }, &common,
+      &level, &made);
+  if (rc != MPI_SUCCESS) return raise_on(comm, rc);
   *newcomm = MPI_COMM_NULL;
   if (level == 0) {  // every level is taken somewhere: MPI splits the fallback communicator
     MPI_Comm real = MPI_COMM_NULL;
@@ -67,10 +79,6 @@ extern "C" int rc_fake_MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Com
     return MPI_SUCCESS;
   }
   if (!plan.member) return MPI_SUCCESS;
-  rangecomm::Comm made;
-  rc = rangecomm::Group_Comm_below(range, plan.ranks.data(), static_cast<int>(plan.ranks.size()),
-                                   level, &made);
-  if (rc != MPI_SUCCESS) return raise_on(comm, rc);
   return new_comm(std::move(made), c->errhandler, newcomm);
 }
 
@@ -80,11 +88,17 @@ extern "C" int rc_fake_MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm*
   RC_FAKE_RANGE("MPI_Comm_create");
   std::vector<int> ranks;
   if (int rc = group_in_comm(comm, group, "MPI_Comm_create", &ranks)) return rc;
-  bool member = std::find(ranks.begin(), ranks.end(), range.rank()) != ranks.end();
+  SplitPlan plan;
+  plan.member = std::find(ranks.begin(), ranks.end(), range.rank()) != ranks.end();
+  plan.ranks = ranks;
   std::uint32_t common = 0;
-  if (int rc = agree(range, member ? free_levels(range, ranks) : ~0u, &common))
-    return raise_on(comm, rc);
-  int level = lowest_level(common);
+  int level = 0;
+  rangecomm::Comm made;
+  int rc = agree_and_make(
+      reduce_over(range), [&] { return plan.member ? free_levels(range, ranks) : ~0u; }, 0,
+      [&](int at, rangecomm::Comm* out) { return make_members(range, plan, at, out); }, &common,
+      &level, &made);
+  if (rc != MPI_SUCCESS) return raise_on(comm, rc);
   *newcomm = MPI_COMM_NULL;
   if (level == 0) {
     MPI_Comm real = MPI_COMM_NULL;
@@ -93,11 +107,7 @@ extern "C" int rc_fake_MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm*
     adopt_handler(*newcomm, c->errhandler);
     return MPI_SUCCESS;
   }
-  if (!member) return MPI_SUCCESS;
-  rangecomm::Comm made;
-  if (int rc = rangecomm::Group_Comm_below(range, ranks.data(), static_cast<int>(ranks.size()),
-                                           level, &made))
-    return raise_on(comm, rc);
+  if (!plan.member) return MPI_SUCCESS;
   return new_comm(std::move(made), c->errhandler, newcomm);
 }
 

@@ -38,7 +38,7 @@ extern "C" int rc_fake_MPI_Test(MPI_Request* request, int* flag, MPI_Status* sta
 
 // A program that polls a real request must still move range operations along.
 extern "C" int rc_blocking_MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
-  rangecomm::Progress();
+  progress_locked();
   return MPI_Test(request, flag, status);
 }
 
@@ -64,13 +64,16 @@ extern "C" int rc_fake_MPI_Request_get_status(MPI_Request request, int* flag, MP
 
 extern "C" int rc_blocking_MPI_Request_get_status(MPI_Request request, int* flag,
                                                   MPI_Status* status) {
-  rangecomm::Progress();
+  progress_locked();
   return MPI_Request_get_status(request, flag, status);
 }
 
 extern "C" int rc_hand_MPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
-  if (rc_is_fake_request(request)) return rc_fake_MPI_Request_get_status(request, flag, status);
-  if (rangecomm::Progress_needed()) rangecomm::Progress();
+  if (rc_is_fake_request(request)) {
+    Locked locked;
+    return rc_fake_MPI_Request_get_status(request, flag, status);
+  }
+  if (rangecomm::Progress_needed()) progress_locked();
   return MPI_Request_get_status(request, flag, status);
 }
 
@@ -108,8 +111,13 @@ extern "C" int rc_fake_MPI_Start(MPI_Request* request) {
 extern "C" int rc_hand_MPI_Startall(int count, MPI_Request requests[]) {
   if (count < 0) return raise_error(MPI_COMM_WORLD, MPI_ERR_COUNT, "MPI_Startall: count %d", count);
   for (int i = 0; i < count; ++i) {
-    int rc =
-        rc_is_fake_request(requests[i]) ? rc_fake_MPI_Start(&requests[i]) : MPI_Start(&requests[i]);
+    int rc = MPI_SUCCESS;
+    if (rc_is_fake_request(requests[i])) {
+      Locked locked;
+      rc = rc_fake_MPI_Start(&requests[i]);
+    } else {
+      rc = MPI_Start(&requests[i]);
+    }
     if (rc != MPI_SUCCESS) return rc;
   }
   return MPI_SUCCESS;

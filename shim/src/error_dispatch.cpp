@@ -168,6 +168,7 @@ extern "C" int rc_fake_MPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler* errhand
 
 extern "C" int rc_hand_MPI_Comm_create_errhandler(MPI_Comm_errhandler_function* fn,
                                                   MPI_Errhandler* errhandler) {
+  Locked locked;  // the handler records are the library's state
   int rc = MPI_Comm_create_errhandler(fn, errhandler);
   if (rc == MPI_SUCCESS) remember_errhandler(*errhandler, fn);
   return rc;
@@ -176,6 +177,7 @@ extern "C" int rc_hand_MPI_Comm_create_errhandler(MPI_Comm_errhandler_function* 
 // A reference the shim handed out, or a handler fake communicators still use, is not MPI's to
 // drop yet.
 extern "C" int rc_hand_MPI_Errhandler_free(MPI_Errhandler* errhandler) {
+  Locked locked;
   auto it = handlers().find(*errhandler);
   if (it != handlers().end()) {
     HandlerRecord& h = it->second;
@@ -194,5 +196,6 @@ extern "C" int rc_hand_MPI_Errhandler_free(MPI_Errhandler* errhandler) {
 // MPICH 4.0 returns its class text (and a stray line of its own) for codes made by
 // MPI_Add_error_code even after MPI_Add_error_string; core keeps the library's messages.
 extern "C" int rc_hand_MPI_Error_string(int errorcode, char* string, int* resultlen) {
+  Locked locked;  // core's table of messages
   return rangecomm::Error_string(errorcode, string, resultlen);
 }

@@ -51,7 +51,12 @@ extern "C" int rc_real_comm_of(MPI_Comm fake, MPI_Comm* real) {
     int rc = range_group(c->range, &group, fallback_channel());
     if (rc != MPI_SUCCESS) return raise_on(fake, rc);
     int tag = static_cast<int>(rangecomm::Comm_context(c->range));
-    rc = MPI_Comm_create_group(fallback_channel(), group, tag, &c->real);
+    MPI_Comm made = MPI_COMM_NULL;
+    {
+      Unlocked unlocked;  // a collective: other threads may need the library meanwhile
+      rc = MPI_Comm_create_group(fallback_channel(), group, tag, &made);
+    }
+    c->real = made;
     MPI_Group_free(&group);
     if (rc != MPI_SUCCESS) return raise_on(fake, rc);
     MPI_Comm_set_errhandler(c->real, forwarder());
@@ -66,6 +71,7 @@ namespace {
 // A call that makes a new communicator on the fallback: it takes the range's error handler.
 int made_from(MPI_Comm comm, int rc, MPI_Comm* made) {
   if (rc != MPI_SUCCESS) return rc;  // MPI raised it through the forwarder already
+  Locked locked;
   FakeComm* c = find_comm(comm);
   if (*made != MPI_COMM_NULL && c != nullptr) MPI_Comm_set_errhandler(*made, c->errhandler);
   return MPI_SUCCESS;
@@ -73,9 +79,12 @@ int made_from(MPI_Comm comm, int rc, MPI_Comm* made) {
 
 }  // namespace
 
-#define RC_REAL_OF(comm)         \
-  MPI_Comm real = MPI_COMM_NULL; \
-  if (int rc_ = rc_real_comm_of(comm, &real)) return rc_
+// The real communicator of a fake one, and the library lock released for the rest of the
+// call: what follows is a collective of MPI on it.
+#define RC_REAL_OF(comm)                                  \
+  MPI_Comm real = MPI_COMM_NULL;                          \
+  if (int rc_ = rc_real_comm_of(comm, &real)) return rc_; \
+  Unlocked rc_unlocked_
 
 extern "C" int rc_fake_MPI_Cart_create(MPI_Comm comm, int ndims, const int dims[],
                                        const int periods[], int reorder, MPI_Comm* comm_cart) {
@@ -146,7 +155,11 @@ extern "C" int rc_fake_MPI_Intercomm_create(MPI_Comm local_comm, int local_leade
   } else if (rc_is_fake_comm(peer_comm)) {
     peer = MPI_COMM_NULL;  // not significant here
   }
-  int rc = MPI_Intercomm_create(local, local_leader, peer, remote_leader, tag, newintercomm);
+  int rc = MPI_SUCCESS;
+  {
+    Unlocked unlocked;
+    rc = MPI_Intercomm_create(local, local_leader, peer, remote_leader, tag, newintercomm);
+  }
   if (rc != MPI_SUCCESS || !rc_is_fake_comm(local_comm)) return rc;
   return made_from(local_comm, rc, newintercomm);
 }

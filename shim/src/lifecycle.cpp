@@ -61,6 +61,10 @@ int attach_world() {
   int provided = MPI_THREAD_SINGLE;
   MPI_Query_thread(&provided);
   g_world.thread_multiple = provided == MPI_THREAD_MULTIPLE;
+  if (g_world.thread_multiple) {  // threads may call the library at once (library_lock.h)
+    g_threaded = true;
+    rangecomm::Set_threaded(pause_library);
+  }
   rangecomm::Set_error_handler_calls(false);  // range errors go to the fake comm's handler
   int rc = rangecomm::Create_Comm(MPI_COMM_WORLD, &g_world.range);
   if (rc != MPI_SUCCESS) return raise_on(MPI_COMM_WORLD, rc);

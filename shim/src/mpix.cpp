@@ -97,6 +97,7 @@ using namespace rcshim;
 
 RC_MPIX_EXPORT int MPIX_Comm_create_range(MPI_Comm comm, int first, int last, int stride,
                                           MPI_Comm* newcomm) {
+  Locked locked;
   if (newcomm == nullptr)
     return raise_error(comm, MPI_ERR_ARG, "MPIX_Comm_create_range: newcomm is NULL");
   return create_range(comm, first, last, stride, "MPIX_Comm_create_range", newcomm);
@@ -109,6 +110,7 @@ RC_MPIX_EXPORT int MPIX_Comm_is_range(MPI_Comm comm, int* flag) {
   if (flag == nullptr) return raise_error(comm, MPI_ERR_ARG, "MPIX_Comm_is_range: flag is NULL");
   *flag = 0;
   if (!rc_is_fake_comm(comm)) return MPI_SUCCESS;
+  Locked locked;
   FakeComm* c = nullptr;
   if (int rc = get_comm(comm, "MPIX_Comm_is_range", &c)) return rc;
   *flag = 1;
@@ -121,6 +123,7 @@ RC_MPIX_EXPORT int PMPIX_Comm_is_range(MPI_Comm comm, int* flag) RC_PMPIX_ALIAS(
 // handle is handed out at once and usable when the request completes.
 RC_MPIX_EXPORT int MPIX_Icomm_create_group(MPI_Comm comm, MPI_Group group, int tag,
                                            MPI_Comm* newcomm, MPI_Request* request) {
+  Locked locked;
   const char* fn = "MPIX_Icomm_create_group";
   if (newcomm == nullptr || request == nullptr)
     return raise_error(comm, MPI_ERR_ARG, "%s: newcomm or request is NULL", fn);

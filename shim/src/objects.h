@@ -17,6 +17,7 @@
 
 #include "fake_handles.h"
 #include "handle_table.h"
+#include "library_lock.h"
 #include "rangecomm/rangecomm.hpp"
 #include "shim_hooks.h"
 
@@ -44,7 +45,6 @@ struct FakeComm {
   MPI_Errhandler errhandler = MPI_ERRORS_ARE_FATAL;
   MPI_Info info = MPI_INFO_NULL;  // hints given with MPI_Comm_set_info (a copy)
   MPI_Comm real = MPI_COMM_NULL;  // the fallback real communicator, made on first need
-  int idups = 0;  // MPI_Comm_idup calls made on it (their agreements are told apart by it)
 };
 
 // A request on a range (or a request this half completes itself).
@@ -159,9 +159,11 @@ bool mapped_parent(MPI_Comm real, RangeParent* out);
 
 // --- RANGECOMM_MODE (accelerate.cpp) ---
 
-// Non-zero under RANGECOMM_MODE=accelerate: communicators made from real ones become ranges
-// where they can. Read once, at MPI_Init.
+// Non-zero under RANGECOMM_MODE=accelerate or shadow: communicators made from real ones become
+// ranges where they can. g_shadow (RANGECOMM_MODE=shadow): also every other intracommunicator
+// MPI makes for the program. Read once, at MPI_Init.
 extern int g_accelerate;
+extern int g_shadow;
 void read_mode();
 
 // What MPI_Comm_split makes, from everyone's (color, key) pairs (comm_split.cpp).
@@ -173,6 +175,9 @@ struct SplitPlan {
   std::vector<int> ranks;  // my group's parent ranks in new rank order (members only)
 };
 SplitPlan plan_split(const std::vector<int>& color_key, int me);
+// This process's group of plan `levels` below parent (null for a non-member; registers it).
+int make_members(const rangecomm::Comm& parent, const SplitPlan& plan, int levels,
+                 rangecomm::Comm* out);
 
 // The fallback communicator of a range is going away (fallback.cpp).
 void forget_fallback(MPI_Comm real);
@@ -208,6 +213,23 @@ std::uint32_t free_levels(const rangecomm::Comm& parent, int first, int last, in
 std::uint32_t free_levels(const rangecomm::Comm& parent, const std::vector<int>& ranks);
 // Bitwise AND of mine over the members of `over` (collective over it).
 int agree(const rangecomm::Comm& over, std::uint32_t mine, std::uint32_t* common);
+// All-reduces n 32-bit words with op over the parent of a creation (a range or a real
+// communicator), as a collective every process of the parent calls.
+using Reduce = std::function<int(const std::uint32_t* in, std::uint32_t* out, int n, MPI_Op op)>;
+Reduce reduce_over(const rangecomm::Comm& range);
+// Agrees on a nesting level for a creation collective over its parent (dup, split, create) and
+// makes this process's communicator there. mask() is this process's free levels (bit 0: a fact
+// that must hold everywhere; a non-member passes every level); make(level, out) makes and
+// registers this process's communicator (null for a non-member). *common is the agreed mask.
+// *level is 0, *out null, when no level is free everywhere or a bit of `required` is not.
+// One thread: one AND, and the lowest level is free everywhere, because the parent's
+// collectives order the creations. MPI_THREAD_MULTIPLE: another thread may register at that
+// level between the AND and make(), so a second all-reduce checks every registration and on a
+// clash all withdraw and retry at a level drawn by an agreed random number (docs/shim-design.md).
+int agree_and_make(const Reduce& reduce, const std::function<std::uint32_t()>& mask,
+                   std::uint32_t required,
+                   const std::function<int(int level, rangecomm::Comm* out)>& make,
+                   std::uint32_t* common, int* level, rangecomm::Comm* out);
 // The lowest level set in mask (bit 0 ignored), 0 for none.
 int lowest_level(std::uint32_t mask);
 int no_level(MPI_Comm comm, const char* fn);

@@ -21,7 +21,7 @@ int with_progress_thread(Call call) {
   std::thread helper([&done] {
     Backoff backoff;
     while (!done.load(std::memory_order_acquire) && rangecomm::Progress_needed()) {
-      rangecomm::Progress();
+      progress_locked();
       backoff.pause();
     }
   });

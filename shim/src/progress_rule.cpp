@@ -68,7 +68,7 @@ extern "C" int rc_blocking_MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Sta
     int flag = 0;
     int rc = MPI_Iprobe(source, tag, comm, &flag, status);
     if (rc != MPI_SUCCESS || flag) return rc;
-    rangecomm::Progress();
+    progress_locked();
     backoff.pause();
   }
   return MPI_Probe(source, tag, comm, status);
@@ -81,7 +81,7 @@ extern "C" int rc_blocking_MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Me
     int flag = 0;
     int rc = MPI_Improbe(source, tag, comm, &flag, message, status);
     if (rc != MPI_SUCCESS || flag) return rc;
-    rangecomm::Progress();
+    progress_locked();
     backoff.pause();
   }
   return MPI_Mprobe(source, tag, comm, message, status);
@@ -96,12 +96,12 @@ extern "C" int rc_blocking_MPI_Mrecv(void* buf, int count, MPI_Datatype datatype
 // Polling calls: each poll also advances range operations.
 extern "C" int rc_blocking_MPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag,
                                       MPI_Status* status) {
-  rangecomm::Progress();
+  progress_locked();
   return MPI_Iprobe(source, tag, comm, flag, status);
 }
 
 extern "C" int rc_blocking_MPI_Improbe(int source, int tag, MPI_Comm comm, int* flag,
                                        MPI_Message* message, MPI_Status* status) {
-  rangecomm::Progress();
+  progress_locked();
   return MPI_Improbe(source, tag, comm, flag, message, status);
 }

@@ -100,6 +100,7 @@ int complete_all(Mixed& m, MPI_Request requests[], MPI_Status statuses[], int re
 extern "C" int rc_hand_MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
   if (!has_fake(count, requests) && (!rangecomm::Progress_needed() || progress_rule_disabled()))
     return MPI_Waitall(count, requests, statuses);
+  Locked locked;  // from here on the library's state is read
   Mixed m;
   if (int rc = m.gather(count, requests, "MPI_Waitall")) return rc;
   bool real_done = m.nreal() == 0;
@@ -110,6 +111,7 @@ extern "C" int rc_hand_MPI_Waitall(int count, MPI_Request requests[], MPI_Status
     for (int i = 0; i < count; ++i)
       if (m.fake_active(i) && !poll(*m.fake[i])) fakes_done = false;
     if (!real_done && fakes_done && !rangecomm::Progress_needed()) {
+      Unlocked unlocked;  // only real requests left: MPI may block
       real_rc = MPI_Waitall(m.nreal(), m.real.data(), m.real_status.data());
       real_done = true;
     } else if (!real_done) {
@@ -118,7 +120,7 @@ extern "C" int rc_hand_MPI_Waitall(int count, MPI_Request requests[], MPI_Status
       real_done = flag || real_rc != MPI_SUCCESS;
     }
     if (fakes_done && real_done) break;
-    rangecomm::Progress();
+    progress_locked();
     backoff.pause();
   }
   return complete_all(m, requests, statuses, real_rc);
@@ -129,9 +131,10 @@ extern "C" int rc_hand_MPI_Waitall(int count, MPI_Request requests[], MPI_Status
 extern "C" int rc_hand_MPI_Testall(int count, MPI_Request requests[], int* flag,
                                    MPI_Status statuses[]) {
   if (!has_fake(count, requests)) {
-    if (rangecomm::Progress_needed()) rangecomm::Progress();
+    if (rangecomm::Progress_needed()) progress_locked();
     return MPI_Testall(count, requests, flag, statuses);
   }
+  Locked locked;  // from here on the library's state is read
   Mixed m;
   if (int rc = m.gather(count, requests, "MPI_Testall")) return rc;
   *flag = 0;
@@ -181,6 +184,7 @@ extern "C" int rc_hand_MPI_Waitany(int count, MPI_Request requests[], int* index
                                    MPI_Status* status) {
   if (!has_fake(count, requests) && (!rangecomm::Progress_needed() || progress_rule_disabled()))
     return MPI_Waitany(count, requests, index, status);
+  Locked locked;  // from here on the library's state is read
   Mixed m;
   if (int rc = m.gather(count, requests, "MPI_Waitany")) return rc;
   Backoff backoff;
@@ -196,14 +200,17 @@ extern "C" int rc_hand_MPI_Waitany(int count, MPI_Request requests[], int* index
     for (int i = 0; i < count; ++i) fake_active |= m.fake_active(i);
     if (!fake_active && !rangecomm::Progress_needed()) {  // only real ones left: MPI may block
       int k = MPI_UNDEFINED;
-      rc = MPI_Waitany(m.nreal(), m.real.data(), &k, status);
+      {
+        Unlocked unlocked;
+        rc = MPI_Waitany(m.nreal(), m.real.data(), &k, status);
+      }
       if (k != MPI_UNDEFINED) {
         *index = m.real_index[k];
         requests[*index] = m.real[k];
       }
       return rc;
     }
-    rangecomm::Progress();
+    progress_locked();
     backoff.pause();
   }
 }
@@ -211,9 +218,10 @@ extern "C" int rc_hand_MPI_Waitany(int count, MPI_Request requests[], int* index
 extern "C" int rc_hand_MPI_Testany(int count, MPI_Request requests[], int* index, int* flag,
                                    MPI_Status* status) {
   if (!has_fake(count, requests)) {
-    if (rangecomm::Progress_needed()) rangecomm::Progress();
+    if (rangecomm::Progress_needed()) progress_locked();
     return MPI_Testany(count, requests, index, flag, status);
   }
+  Locked locked;  // from here on the library's state is read
   Mixed m;
   if (int rc = m.gather(count, requests, "MPI_Testany")) return rc;
   bool active = false;
@@ -274,13 +282,14 @@ extern "C" int rc_hand_MPI_Waitsome(int incount, MPI_Request requests[], int* ou
                                     int indices[], MPI_Status statuses[]) {
   if (!has_fake(incount, requests) && (!rangecomm::Progress_needed() || progress_rule_disabled()))
     return MPI_Waitsome(incount, requests, outcount, indices, statuses);
+  Locked locked;  // from here on the library's state is read
   Mixed m;
   if (int rc = m.gather(incount, requests, "MPI_Waitsome")) return rc;
   Backoff backoff;
   for (;;) {
     int rc = some_pass(m, requests, outcount, indices, statuses);
     if (rc != MPI_SUCCESS || *outcount != 0) return rc;
-    rangecomm::Progress();
+    progress_locked();
     backoff.pause();
   }
 }
@@ -288,9 +297,10 @@ extern "C" int rc_hand_MPI_Waitsome(int incount, MPI_Request requests[], int* ou
 extern "C" int rc_hand_MPI_Testsome(int incount, MPI_Request requests[], int* outcount,
                                     int indices[], MPI_Status statuses[]) {
   if (!has_fake(incount, requests)) {
-    if (rangecomm::Progress_needed()) rangecomm::Progress();
+    if (rangecomm::Progress_needed()) progress_locked();
     return MPI_Testsome(incount, requests, outcount, indices, statuses);
   }
+  Locked locked;  // from here on the library's state is read
   Mixed m;
   if (int rc = m.gather(incount, requests, "MPI_Testsome")) return rc;
   return some_pass(m, requests, outcount, indices, statuses);

@@ -11,6 +11,7 @@
 namespace rcshim {
 
 void Backoff::pause() {
+  if (g_threaded) return pause_library();
   if (++polls_ > 64) sched_yield();
 }
 
@@ -89,7 +90,7 @@ int wait_real(MPI_Request* request, MPI_Status* status) {
     int flag = 0;
     int rc = MPI_Test(request, &flag, status);
     if (rc != MPI_SUCCESS || flag) return rc;
-    rangecomm::Progress();
+    progress_locked();
     backoff.pause();
   }
   return MPI_Wait(request, status);  // nothing of ours needs us: let MPI block its own way

@@ -7,10 +7,12 @@
  *
  *   accelerate [N]   N duplicates of MPI_COMM_SELF alive at once (default 3000)
  *
- * Run by run_shim_test.py (linked and preloaded) with RANGECOMM_MODE=accelerate. */
+ * Run by run_shim_test.py (linked and preloaded) with RANGECOMM_MODE=accelerate, and with
+ * RANGECOMM_MODE=shadow, where MPI's other intracommunicators (here a merge) are replaced too. */
 #include "shim_check.h" /* first: it asks for _GNU_SOURCE */
 
 static int (*is_range_fn)(MPI_Comm, int *);
+static int shadow; /* RANGECOMM_MODE=shadow: MPI's other intracommunicators are replaced too */
 
 static int is_range(MPI_Comm c) {
   int flag = -1;
@@ -202,6 +204,9 @@ static void test_irregular_parent(int r, int p) {
   int mr = -1, dr = -1, odds = p / 2;
   CHECK_MPI(MPI_Comm_rank(merged, &mr));
   CHECK(mr == (r % 2 ? r / 2 : odds + r / 2), "merged rank %d", mr);
+  CHECK(is_range(merged) == shadow, "a merge is %sa library communicator under %s",
+        shadow ? "not " : "", shadow ? "shadow" : "accelerate");
+  CHECK(is_range(inter) == 0, "an intercommunicator became a library communicator");
   CHECK_MPI(MPI_Comm_dup(merged, &dup));
   CHECK(is_range(dup) == 1, "a dup of an irregular real communicator is not accelerated");
   CHECK_MPI(MPI_Comm_rank(dup, &dr));
@@ -233,7 +238,9 @@ int main(int argc, char **argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &r);
   MPI_Comm_size(MPI_COMM_WORLD, &p);
   const char *mode = getenv("RANGECOMM_MODE");
-  CHECK(mode != NULL && strcmp(mode, "accelerate") == 0, "run this with RANGECOMM_MODE=accelerate");
+  CHECK(mode != NULL && (strcmp(mode, "accelerate") == 0 || strcmp(mode, "shadow") == 0),
+        "run this with RANGECOMM_MODE=accelerate or shadow");
+  shadow = strcmp(mode, "shadow") == 0;
   void *fn = dlsym(RTLD_DEFAULT, "MPIX_Comm_is_range");
   CHECK(fn != NULL, "MPIX_Comm_is_range not found: librangecomm.so is not loaded");
   memcpy(&is_range_fn, &fn, sizeof fn);
@@ -245,6 +252,7 @@ int main(int argc, char **argv) {
   MPI_Barrier(MPI_COMM_WORLD);
   shim_test_end();
   MPI_Finalize();
-  if (r == 0) printf("accelerate: all checks passed on %d ranks, %d communicators alive\n", p, n);
+  if (r == 0)
+    printf("%s: all checks passed on %d ranks, %d communicators alive\n", mode, p, n);
   return 0;
 }

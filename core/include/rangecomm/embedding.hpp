@@ -16,6 +16,12 @@ namespace rangecomm {
 // them with the returned codes; codes, classes and messages (Error_string) stay the same.
 void Set_error_handler_calls(bool enabled);
 
+// For a layer that lets several threads call the library, one at a time under a lock of its
+// own (the shim under MPI_THREAD_MULTIPLE). From then on the library never blocks inside MPI:
+// every blocking call polls, and between polls calls pause(), which must let other threads in
+// (release the lock, yield, take it again). Call once, before the threads start.
+void Set_threaded(void (*pause)());
+
 // A new error code of error_class whose Error_string is "rangecomm: " + the formatted message.
 // Calls no error handler.
 int Make_error(int error_class, const char* format, ...) __attribute__((format(printf, 2, 3)));
@@ -47,6 +53,12 @@ std::uint32_t Free_levels(const Comm& parent, const int* ranks, int n);
 // modulo 2048 (callers count the creations of a parent, which all members make in one order).
 int Icomm_create_agreed(const Comm& parent, const int* ranks, int n, int serial, Comm* out,
                         Request* request);
+
+// A copy of `of` with the same members, agreed nonblocking (MPI_Comm_idup of a library
+// communicator). Collective over `of`, called in the same order as its other collectives: the
+// agreement runs as one collective of `of` (its context and its next collective number), so
+// copies of different communicators in flight at once never meet, whatever their members.
+int Icomm_dup(const Comm& of, Comm* out, Request* request);
 
 // MPI lets a program free a user-defined MPI_Op while a nonblocking collective still uses it.
 // Call this where the program frees one: if a pending collective of the library uses op, the

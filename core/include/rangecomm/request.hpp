@@ -3,6 +3,8 @@
 
 #include <mpi.h>
 
+#include <atomic>
+
 namespace rangecomm {
 
 namespace detail {
@@ -100,12 +102,23 @@ int Progress();
 
 namespace detail {
 // Operations that need Progress() to move (engine receives, orphaned requests, running
-// collectives), counted where they start and end so that asking costs one load.
-extern int g_progress_needed;
+// collectives), counted where they start and end so that asking costs one load. Writers are
+// serialised (one thread, or the shim's library lock); the count is atomic only so that a
+// thread reading it without that lock (the shim's pass-through path) reads a whole value.
+class ProgressCounter {
+ public:
+  void operator++() noexcept { n_.store(n_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
+  void operator--() noexcept { n_.store(n_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed); }
+  bool any() const noexcept { return n_.load(std::memory_order_relaxed) != 0; }
+
+ private:
+  std::atomic<int> n_{0};
+};
+extern ProgressCounter g_progress_needed;
 }  // namespace detail
 
 // True while some operation of this process moves only when the library is called; a layer that
 // blocks in MPI on other work (the PMPI shim) must then call Progress() while it waits.
-inline bool Progress_needed() noexcept { return detail::g_progress_needed != 0; }
+inline bool Progress_needed() noexcept { return detail::g_progress_needed.any(); }
 
 }  // namespace rangecomm

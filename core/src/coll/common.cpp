@@ -1,6 +1,7 @@
 #include "common.hpp"
 
 #include "../errors.hpp"
+#include "../matching.hpp"
 #include "../request_access.hpp"
 
 namespace rangecomm::detail {
@@ -42,7 +43,7 @@ int check_reduction(const Comm& comm, int count, MPI_Datatype type, MPI_Op op, c
 
 int run(const Comm& comm, SchedulePtr schedule, Request* request) {
   const auto& state = CommAccess::state(comm);
-  if (request == nullptr && !Progress_needed()) {
+  if (request == nullptr && !engine_busy()) {
     int rc = run_schedule_blocking(*state, *schedule);
     return rc == MPI_SUCCESS ? rc : raise_mpi(state->errcomm(), rc, "collective");
   }

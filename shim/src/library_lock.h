@@ -1,0 +1,53 @@
+// The library lock: under MPI_THREAD_MULTIPLE every path that touches the library's state (fake
+// handles, core) runs under one lock, taken where a wrapper has told a fake handle from a real
+// one, so the pass-through path of real handles never sees it. Blocking waits inside the library
+// poll, and between polls release the lock (core calls pause_library(); the shim's Backoff
+// too), so a thread blocked on one communicator never stops another thread's calls. A thread
+// that calls into MPI where MPI may block on other processes (a real collective for the
+// fallback communicator, an agreement on a real parent) releases it for that call (Unlocked).
+// Below MPI_THREAD_MULTIPLE all of this is one predictable branch on a flag set at MPI_Init.
+#pragma once
+
+namespace rcshim {
+
+extern bool g_threaded;  // MPI_THREAD_MULTIPLE: set once at MPI_Init, before any thread runs
+
+// Recursive: a locked path may call another one (MPI_Comm_dup on a fake handle copies
+// attributes through MPI calls that come back into the library).
+void lock_library();
+void unlock_library();
+// Releases the lock entirely when this thread holds it; returns how deep it was held (0: not).
+int release_library();
+void reacquire_library(int depth);
+// Between two polls of a wait: lets other threads into the library.
+void pause_library();
+
+class Locked {
+ public:
+  Locked() {
+    if (g_threaded) lock_library();
+  }
+  ~Locked() {
+    if (g_threaded) unlock_library();
+  }
+  Locked(const Locked&) = delete;
+  Locked& operator=(const Locked&) = delete;
+};
+
+class Unlocked {
+ public:
+  Unlocked() : depth_(g_threaded ? release_library() : 0) {}
+  ~Unlocked() {
+    if (depth_ > 0) reacquire_library(depth_);
+  }
+  Unlocked(const Unlocked&) = delete;
+  Unlocked& operator=(const Unlocked&) = delete;
+
+ private:
+  int depth_;
+};
+
+// rangecomm::Progress() under the lock, for paths that start outside it (the progress rule).
+void progress_locked();
+
+}  // namespace rcshim
