@@ -207,6 +207,40 @@ TEST_CASE("many concurrent creations of the same members each get their own cont
   for (int i = 0; i < k; ++i) exercise(groups[i], a);
 }
 
+TEST_CASE("Icomm_dup: copies of different communicators in flight at once, in any order") {
+  Comm w = world();
+  int p = mpitest::world_size();
+  std::vector<int> all(p), rev = reversed(p);
+  std::iota(all.begin(), all.end(), 0);
+  // Three parents with the same members: the world range, a range one level down, a general
+  // group (reversed); each is copied twice, the six copies started with the parents in an
+  // order of each rank's own (MPI orders collectives per communicator only), a nonblocking
+  // collective of the parent after each, and all completed together.
+  Comm below, group;
+  REQUIRE(rangecomm::Split_Comm(w, 0, p - 1, 1, &below) == MPI_SUCCESS);
+  Request gr;
+  REQUIRE(rangecomm::Icomm_create_group(w, rev.data(), p, 3, &group, &gr) == MPI_SUCCESS);
+  REQUIRE(rangecomm::Wait(&gr, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+  const Comm* parents[3] = {&w, &below, &group};
+  constexpr int k = 6;
+  std::vector<Comm> copies(k);
+  std::vector<Request> requests(2 * k);
+  int one = 1, sums[k];
+  for (int j = 0; j < k; ++j) {
+    // copy i is copy i / 3 of parent i % 3; the parents' turns rotate with the rank
+    int i = (j + mpitest::world_rank()) % 3 + 3 * (j / 3);
+    REQUIRE(rangecomm::Icomm_dup(*parents[i % 3], &copies[i], &requests[i]) == MPI_SUCCESS);
+    REQUIRE(rangecomm::Iallreduce(&one, &sums[i], 1, MPI_INT, MPI_SUM, *parents[i % 3],
+                                  &requests[k + i]) == MPI_SUCCESS);
+  }
+  REQUIRE(rangecomm::Waitall(2 * k, requests.data(), MPI_STATUSES_IGNORE) == MPI_SUCCESS);
+  for (int s : sums) CHECK(s == p);
+  for (int i = 0; i < k; ++i) {
+    CHECK(copies[i].depth() > parents[i % 3]->depth());
+    exercise(copies[i], i % 3 == 2 ? rev : all);
+  }
+}
+
 TEST_CASE("ranges of a general group, and groups of a general group") {
   Comm w = world();
   int p = mpitest::world_size();

@@ -202,6 +202,26 @@ static void dups_are_isolated(MPI_Comm c) {
   CHECK_MPI(MPI_Recv(&in[1], 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, d2, MPI_STATUS_IGNORE));
   CHECK_MPI(MPI_Recv(&in[0], 1, MPI_INT, left, 0, d1, MPI_STATUS_IGNORE));
   CHECK(in[0] == 1 && in[1] == 2 && in[2] == 3, "dups crossed: %d %d %d", in[0], in[1], in[2]);
+  /* idups of two different communicators with the same members, both in flight, started in
+   * opposite orders on even and odd ranks (MPI orders collectives per communicator only) */
+  MPI_Comm e1 = MPI_COMM_NULL, e2 = MPI_COMM_NULL;
+  MPI_Request two[2];
+  if (r % 2 == 0) {
+    CHECK_MPI(MPI_Comm_idup(d1, &e1, &two[0]));
+    CHECK_MPI(MPI_Comm_idup(d2, &e2, &two[1]));
+  } else {
+    CHECK_MPI(MPI_Comm_idup(d2, &e2, &two[1]));
+    CHECK_MPI(MPI_Comm_idup(d1, &e1, &two[0]));
+  }
+  CHECK_MPI(MPI_Waitall(2, two, MPI_STATUSES_IGNORE));
+  CHECK(is_range(e1) && is_range(e2), "idups of two dups are not ranges");
+  CHECK_MPI(MPI_Send(&a, 1, MPI_INT, right, 5, e1));
+  CHECK_MPI(MPI_Send(&b, 1, MPI_INT, right, 5, e2));
+  CHECK_MPI(MPI_Recv(&in[1], 1, MPI_INT, MPI_ANY_SOURCE, 5, e2, MPI_STATUS_IGNORE));
+  CHECK_MPI(MPI_Recv(&in[0], 1, MPI_INT, MPI_ANY_SOURCE, 5, e1, MPI_STATUS_IGNORE));
+  CHECK(in[0] == 1 && in[1] == 2, "idups crossed: %d %d", in[0], in[1]);
+  CHECK_MPI(MPI_Comm_free(&e1));
+  CHECK_MPI(MPI_Comm_free(&e2));
   CHECK_MPI(MPI_Comm_free(&d1));
   CHECK_MPI(MPI_Comm_free(&d2));
   CHECK_MPI(MPI_Comm_free(&d3));
