@@ -223,8 +223,8 @@ int accelerated_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* 
   return new_comm(std::move(result), inherited_errhandler(comm), newcomm);
 }
 
-// RANGECOMM_MODE=shadow: *newcomm, an intracommunicator MPI has just made (a split of another
-// type, a merge of an intercommunicator, ...), becomes a library communicator of the same
+// *newcomm, an intracommunicator MPI has just made (a split of a type the library cannot
+// compute, under both modes; a merge of an intercommunicator, under shadow), becomes a library communicator of the same
 // processes in the same order: its members agree on a level over it, and MPI's is freed. It
 // stays MPI's when it is an intercommunicator, has processes outside the world, or no level is
 // free at every member.
@@ -333,9 +333,13 @@ extern "C" int rc_hand_MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Com
 
 extern "C" int rc_hand_MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
                                            MPI_Comm* newcomm) {
+  // Split types the library cannot compute itself (and any split type of a library
+  // communicator, which MPI makes on its fallback): MPI splits, and under the acceleration
+  // modes its result is replaced.
   if (UNLIKELY(rc_is_fake_comm(comm))) {
     Locked locked;
-    return rc_fake_MPI_Comm_split_type(comm, split_type, key, info, newcomm);
+    int rc = rc_fake_MPI_Comm_split_type(comm, split_type, key, info, newcomm);
+    return g_accelerate && rc == MPI_SUCCESS ? shadow_replace(newcomm) : rc;
   }
   if (UNLIKELY(g_accelerate)) {
     Locked locked;
@@ -346,7 +350,7 @@ extern "C" int rc_hand_MPI_Comm_split_type(MPI_Comm comm, int split_type, int ke
   int rc = UNLIKELY(rangecomm::Progress_needed())
                ? rc_blocking_MPI_Comm_split_type(comm, split_type, key, info, newcomm)
                : MPI_Comm_split_type(comm, split_type, key, info, newcomm);
-  if (UNLIKELY(g_shadow) && rc == MPI_SUCCESS) {
+  if (UNLIKELY(g_accelerate) && rc == MPI_SUCCESS) {
     Locked locked;
     return shadow_replace(newcomm);
   }

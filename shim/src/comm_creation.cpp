@@ -117,7 +117,7 @@ int agree_and_make(const Reduce& reduce, const std::function<std::uint32_t()>& m
 
 int no_level(MPI_Comm comm, const char* fn) {
   return raise_error(comm, MPI_ERR_COMM,
-                     "%s: every one of the 31 nesting levels below this "
+                     "%s: every one of the nesting levels 2..31 below this "
                      "range holds a live copy of the new range at some member; free some",
                      fn);
 }

@@ -98,7 +98,23 @@ static void test_split_create(int r, int p) {
   CHECK_MPI(MPI_Comm_rank(node, &rank));
   CHECK(rank == r, "shared split rank %d", rank);
   sum_check(node, p, "shared split");
+  /* a split type of a library communicator (MPI splits its fallback; the result is replaced),
+   * reversed by key */
+  MPI_Comm node_of_node;
+  CHECK_MPI(MPI_Comm_split_type(node, MPI_COMM_TYPE_SHARED, p - r, MPI_INFO_NULL, &node_of_node));
+  CHECK(is_range(node_of_node) == 1, "split_type of a library communicator is MPI's");
+  CHECK_MPI(MPI_Comm_rank(node_of_node, &rank));
+  CHECK(rank == p - 1 - r, "reversed shared split rank %d", rank);
+  sum_check(node_of_node, p, "split type of a library communicator");
+  CHECK_MPI(MPI_Comm_free(&node_of_node));
   CHECK_MPI(MPI_Comm_free(&node));
+#ifdef OMPI_COMM_TYPE_NODE
+  /* a split type the library does not compute: MPI splits, the result is replaced */
+  CHECK_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, OMPI_COMM_TYPE_NODE, r, MPI_INFO_NULL, &node));
+  CHECK(is_range(node) == 1, "MPI_Comm_split_type(OMPI_COMM_TYPE_NODE) is MPI's");
+  sum_check(node, p, "node split");
+  CHECK_MPI(MPI_Comm_free(&node));
+#endif
   /* MPI_Comm_create of the even ranks */
   MPI_Group world_group, evens;
   int triple[1][3] = {{0, p - 1, 2}};
