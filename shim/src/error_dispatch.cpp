@@ -1,6 +1,8 @@
 // Errors on range communicators go through their own error handlers, called with the fake
 // handle: MPI_ERRORS_RETURN, MPI_ERRORS_ARE_FATAL (and MPI_ERRORS_ABORT) and user handlers,
 // whose functions the shim records when they are created.
+#include <time.h>
+
 #include <cstdarg>
 #include <cstdio>
 #include <unordered_map>
@@ -40,6 +42,10 @@ bool is_fatal(MPI_Errhandler eh) {
                handle_value(comm), c && !c->name.empty() ? " (" : "", c ? c->name.c_str() : "",
                c && !c->name.empty() ? ")" : "", text);
   std::fflush(stderr);
+  // MPICH's launcher (hydra) kills the job as soon as it hears of MPI_Abort and drops output
+  // still in its pipes (seen 3 times in 20 runs): give it a moment to forward the message.
+  struct timespec moment = {0, 100 * 1000 * 1000};
+  nanosleep(&moment, nullptr);
   MPI_Abort(MPI_COMM_WORLD, code);
   std::abort();
 }
