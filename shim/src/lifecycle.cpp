@@ -112,8 +112,10 @@ int real_parent(MPI_Comm comm, const char* fn, RangeParent* out) {
                        "%s: MPI was not initialised through librangecomm's MPI_Init or "
                        "MPI_Init_thread, so there is no range of MPI_COMM_WORLD",
                        fn);
-  int inter = 0;
-  if (int rc = MPI_Comm_test_inter(comm, &inter)) return rc;  // MPI raised it already
+  int inter = 0;  // (MPI_COMM_WORLD, the common parent, is known to be an intracommunicator)
+  if (comm != MPI_COMM_WORLD) {
+    if (int rc = MPI_Comm_test_inter(comm, &inter)) return rc;  // MPI raised it already
+  }
   if (inter) return raise_error(comm, MPI_ERR_COMM, "%s: an intercommunicator has no ranges", fn);
   if (!mapped_parent(comm, out))
     return raise_error(comm, MPI_ERR_COMM,
@@ -145,14 +147,14 @@ int parent_of(MPI_Comm comm, const char* fn, RangeParent* out) {
 
 bool mapped_parent(MPI_Comm real, RangeParent* out) {
   if (g_world.range.is_null() || real == MPI_COMM_NULL) return false;
-  int inter = 0;
-  if (MPI_Comm_test_inter(real, &inter) != MPI_SUCCESS || inter) return false;
   out->range = g_world.range;
   if (real == MPI_COMM_WORLD) {
     out->first = 0, out->stride = 1, out->size = g_world.range.size();
     out->rank = g_world.range.rank();
     return true;
   }
+  int inter = 0;
+  if (MPI_Comm_test_inter(real, &inter) != MPI_SUCCESS || inter) return false;
   void* value = nullptr;
   int found = 0;
   MPI_Comm_get_attr(real, g_world.map_keyval, &value, &found);
