@@ -229,6 +229,21 @@ static void test_irregular_parent(int r, int p) {
   CHECK(dr == mr, "dup rank %d, parent rank %d", dr, mr);
   sum_check(dup, p, "dup of an irregular parent");
   CHECK_MPI(MPI_Comm_free(&dup));
+#if MPI_VERSION >= 4
+  /* MPI-4's creation from a group (no parent): MPI's, replaced under shadow */
+  MPI_Group merged_group;
+  MPI_Comm from_group;
+  CHECK_MPI(MPI_Comm_group(merged, &merged_group));
+  CHECK_MPI(MPI_Comm_create_from_group(merged_group, "rangecomm.accelerate", MPI_INFO_NULL,
+                                       MPI_ERRORS_RETURN, &from_group));
+  CHECK(is_range(from_group) == shadow, "MPI_Comm_create_from_group: library communicator %d",
+        is_range(from_group));
+  CHECK_MPI(MPI_Comm_rank(from_group, &dr));
+  CHECK(dr == mr, "create_from_group rank %d, group rank %d", dr, mr);
+  sum_check(from_group, p, "create_from_group");
+  CHECK_MPI(MPI_Comm_free(&from_group));
+  CHECK_MPI(MPI_Group_free(&merged_group));
+#endif
   CHECK_MPI(MPI_Comm_free(&merged));
   CHECK_MPI(MPI_Comm_free(&inter));
   CHECK_MPI(MPI_Comm_free(&half));
