@@ -5,7 +5,8 @@
  * split, create and create_group, nonblocking MPI_Comm_idup, and that far more of
  * them can be alive at once than MPICH allows natively (about 2046 per process).
  *
- *   accelerate [N]   N duplicates of MPI_COMM_SELF alive at once (default 100000)
+ *   accelerate [N]   N duplicates of MPI_COMM_SELF alive at once (default: the environment's
+ *                    SHIM_TEST_SELF_DUPS, else 100000; sanitized builds set 10000)
  *
  * Run by run_shim_test.py (linked and preloaded) with RANGECOMM_MODE=accelerate, and with
  * RANGECOMM_MODE=shadow, where MPI's other intracommunicators (here a merge) are replaced too. */
@@ -265,7 +266,9 @@ static void test_many(int n) {
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   shim_test_begin();
-  int r, p, n = argc > 1 ? atoi(argv[1]) : 100000;
+  const char *dups = argc > 1 ? argv[1] : getenv("SHIM_TEST_SELF_DUPS");
+  int r, p, n = dups != NULL ? atoi(dups) : 100000;
+  CHECK(n > 0, "the number of MPI_COMM_SELF duplicates must be positive");
   MPI_Comm_rank(MPI_COMM_WORLD, &r);
   MPI_Comm_size(MPI_COMM_WORLD, &p);
   const char *mode = getenv("RANGECOMM_MODE");
