@@ -102,6 +102,43 @@ TEST_CASE("jquick cuts transfers into messages of at most max_message_bytes", "[
   }
 }
 
+// Groups above slot_group_max take counts and samples in separate rounds of single-value
+// collectives; with 0 every group does, with 4 the first level of 5-8 ranks does and the later
+// levels use slots, so both kinds meet in one sort.
+TEST_CASE("jquick sorts with and without slot buffers", "[jquick]") {
+  for (int slot_max : {0, 4}) {
+    for (SortBackend b : kBackends) {
+      JQuickOptions opt;
+      opt.backend = b;
+      opt.slot_group_max = slot_max;
+      INFO("slot_group_max " << slot_max);
+      for (Dist d : all_dists()) sort_and_check<std::uint64_t>(d, 300, opt);
+      sort_and_check<Rec>(Dist::few_distinct, 200, opt, MPI_COMM_WORLD, RecDescending{});
+    }
+  }
+}
+
+// With slot buffers every received run is placed at its global position, so elements that
+// compare equal but differ end up where the same seed put them last time, whatever order the
+// messages arrived in.
+TEST_CASE("jquick places equal-comparing elements the same way in every run", "[jquick]") {
+  for (SortBackend b : kBackends) {
+    JQuickOptions opt;
+    opt.backend = b;
+    INFO("backend " << rangecomm::to_string(b));
+    const auto in = make_input<Rec>(Dist::few_distinct, 300, 7);
+    auto first = in, second = in;
+    REQUIRE(rangecomm::jquick_sort(first, MPI_COMM_WORLD, opt, RecDescending{}) == MPI_SUCCESS);
+    REQUIRE(rangecomm::jquick_sort(second, MPI_COMM_WORLD, opt, RecDescending{}) == MPI_SUCCESS);
+    REQUIRE(first.size() == second.size());
+    bool same = true;
+    for (std::size_t i = 0; i < first.size(); ++i)
+      same = same && first[i].key == second[i].key && first[i].rank == second[i].rank &&
+             first[i].payload == second[i].payload;
+    CHECK(same);
+  }
+}
+
 // The halves of the world (evens, odds) sort at the same time. Made by MPI_Comm_split for the
 // native backends and by MPI_Comm_create_group for ranges: Open MPI 4.1 does not put
 // MPI_TAG_UB on communicators from MPI_Comm_split, and core's Create_Comm then refuses them

@@ -26,6 +26,7 @@ class Engine {
     ctx_.sp.min = std::max(1, opt.samples_min);
     ctx_.sp.seed = static_cast<std::int64_t>(opt.seed);
     ctx_.max_chunk = chunk_limit(opt.max_message_bytes, sizeof(T));
+    ctx_.slot_max = std::max(0, opt.slot_group_max);
   }
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
@@ -61,7 +62,7 @@ class Engine {
     t->data = std::move(data);
     data.clear();
     int err =
-        B::size(t->comm) <= kSlotSumsMax ? start_first_level(ctx_, *t) : start_counts(ctx_, *t);
+        B::size(t->comm) <= ctx_.slot_max ? start_first_level(ctx_, *t) : start_counts(ctx_, *t);
     tasks_.push_back(std::move(t));
     return err;
   }
@@ -117,11 +118,11 @@ class Engine {
   }
 
   int finish_counts(TaskT& t) {
-    const bool fused = !t.first_out.empty();
+    const bool fused = !t.slots_out.empty();
     if (fused) {
       finish_first_counts(t);
     } else {
-      finish_prefix(t, true);
+      finish_prefix(t);
       t.count_before = t.pre_before;
       t.count_total = t.pre_total;
     }
@@ -170,14 +171,16 @@ class Engine {
     ctx_.stats.create_seconds += MPI_Wtime() - t0;
     t.phase = Phase::done;
     if (err != MPI_SUCCESS) return err;
-    if (lo_owners.contains(ctx_.me)) err = add_child(t, t.lo, mid, std::move(t.left), lc);
+    if (lo_owners.contains(ctx_.me)) err = add_child(t, t.lo, mid, t.side[0], lc);
     if (err == MPI_SUCCESS && hi_owners.contains(ctx_.me))
-      err = add_child(t, mid, t.hi, std::move(t.right), rc);
+      err = add_child(t, mid, t.hi, t.side[1], rc);
     return err;
   }
 
-  int add_child(const TaskT& parent, std::int64_t lo, std::int64_t hi, std::vector<T>&& share,
+  // A child group on one side of a finished level, with this process's share of it.
+  int add_child(const TaskT& parent, std::int64_t lo, std::int64_t hi, Side<T>& side,
                 typename B::Comm& comm) {
+    std::vector<T> share = std::move(side.buf);
     Span who = owners(lo, hi);
     std::int64_t mine_from = std::max(lo, ctx_.layout.start(ctx_.me));
     if (who.first == who.last) {
@@ -200,7 +203,14 @@ class Engine {
     t->begin = mine_from;
     t->data = std::move(share);
     note_level(*t);
-    int err = start_samples(ctx_, *t);
+    int err = MPI_SUCCESS;
+    if (side.has_pivot) {  // the parent's split round carried this group's sample
+      t->pivot = side.pivot;
+      t->pivot_pos = side.pivot_pos;
+      err = start_partition(ctx_, *t);
+    } else {
+      err = start_samples(ctx_, *t);
+    }
     born_.push_back(std::move(t));
     return err;
   }

@@ -2,15 +2,20 @@
 // a janus process can run the levels of its two groups at the same time (paper 001, Sec. VII):
 //
 //   counts        (first level only) prefix sum and total of the input counts, parameters;
-//                 for groups up to kSlotSumsMax one all-reduce of a slot per member
-//   samples       every member draws the same random global positions; the holders fill them
-//                 in and one bitwise-OR all-reduce gives everybody the sample; the pivot is its
-//                 median under the order (element, global position), so duplicates split
-//                 without storing an index per element
-//   split_counts  local partition into small/large, prefix sum and total of the small counts
+//                 for groups up to slot_group_max fused with the sample (first_level.hpp)
+//   samples       (groups above slot_group_max, and children whose pivot was not computed by
+//                 the parent) every member draws the same random global positions; the holders
+//                 fill them in and one bitwise-OR all-reduce gives everybody the sample; the
+//                 pivot is its median under the order (element, global position), so duplicates
+//                 split without storing an index per element
+//   split_counts  local partition into small/large, prefix sum and total of the small counts;
+//                 for groups up to slot_group_max one slot all-reduce (slots.hpp) that also
+//                 carries a sample of each side, from which every member computes the pivots
+//                 of both children: a child starts with its partition, one round sooner
 //   exchange      greedy assignment: small element k goes to global position lo + k, large
 //                 element k to lo + S + k; receivers take messages from any source until their
-//                 share of each side has arrived
+//                 share of each side has arrived, and place each at its global position when
+//                 they know every member's counts (so a child's pivot position is exact)
 #pragma once
 
 #include <mpi.h>
@@ -25,6 +30,7 @@
 #include "rangecomm/jquick/backend.hpp"
 #include "rangecomm/jquick/layout.hpp"
 #include "rangecomm/jquick/options.hpp"
+#include "rangecomm/jquick/slots.hpp"
 
 namespace rangecomm::jquick {
 
@@ -42,6 +48,7 @@ struct Context {
   typename B::Comm top;  // attached communicator: first level and two-process base cases
   int me = 0;
   int p = 1;
+  int slot_max = 256;  // JQuickOptions::slot_group_max: groups up to it use slots.hpp
   Layout layout;
   SampleParams sp;
   std::int64_t max_chunk = 0;
@@ -55,9 +62,38 @@ struct Context {
   }
 };
 
-constexpr int kParams = 5;  // sample parameters and chunk size of rank 0
-
 enum class Phase { counts, samples, split_counts, exchange, done };
+
+// This process's share of one side (small = 0, large = 1) of a level's partition.
+template <class T>
+struct Side {
+  std::vector<T> buf;       // global positions lo..lo+buf.size()-1
+  std::int64_t lo = 0;
+  std::int64_t filled = 0;  // elements arrived
+  // Exact placement: the global position of each member's first element of this side, and how
+  // many of its elements arrived here. Empty: elements are stored in the order they arrive.
+  std::vector<std::int64_t> run_lo, got;
+  // The pivot of the child group on this side, when the parent computed it.
+  bool has_pivot = false;
+  T pivot{};
+  std::int64_t pivot_pos = 0;
+
+  // Where n elements arriving from member src (or, with src < 0, held here at global position
+  // pos) go in buf; -1 when they do not fit (members disagree on the layout: a bug).
+  std::int64_t place(int src, std::int64_t pos, std::int64_t n) {
+    std::int64_t at = filled;
+    if (src < 0 && !run_lo.empty()) {
+      at = pos - lo;
+    } else if (!run_lo.empty()) {
+      at = std::max(run_lo[src], lo) - lo + got[src];
+      got[src] += n;
+    }
+    if (at < 0 || n > static_cast<std::int64_t>(buf.size()) - at) return -1;
+    filled += n;
+    return at;
+  }
+  bool complete() const { return filled == static_cast<std::int64_t>(buf.size()); }
+};
 
 template <class T, class B>
 struct Task {
@@ -74,8 +110,7 @@ struct Task {
   std::int64_t count_before = 0, count_total = 0;  // first level
   std::int64_t params[kParams] = {0, 0, 0, 0, 0};  // rank 0's sample parameters and chunk size
   std::int64_t pre_value = 0, pre_before = 0, pre_total = 0;  // start_prefix / finish_prefix
-  std::vector<std::int64_t> sums_in, sums_out;                // one slot per member
-  std::vector<unsigned char> first_in, first_out;             // first_level.hpp
+  std::vector<unsigned char> slots_in, slots_out;             // slots.hpp
 
   std::vector<std::int64_t> sample_pos;
   std::vector<T> sample_mine, sample_all;
@@ -85,8 +120,7 @@ struct Task {
 
   std::vector<T> out;  // partitioned: small elements first
   std::int64_t small = 0, small_before = 0, small_total = 0;
-  std::vector<T> left, right;  // this process's share of each side
-  std::int64_t left_filled = 0, right_filled = 0;
+  Side<T> side[2];  // this process's share of the small and of the large elements
 
   Task() = default;
   Task(const Task&) = delete;
@@ -96,28 +130,11 @@ struct Task {
   }
 };
 
-// Groups of up to this many members get the prefix sum and the total of a count from one
-// all-reduce of a vector with one slot per member: one round of messages instead of an exscan
-// and an all-reduce (on few cores every extra round costs context switches). Larger groups use
-// the two O(1)-sized collectives, so the messages do not grow with the group.
-constexpr int kSlotSumsMax = 256;
-
-// Starts the prefix sum (t.pre_before) and total (t.pre_total) of `value` over t.comm. With
-// `with_params`, rank 0's t.params ride along (zero slots of the others add nothing).
+// Starts the prefix sum (t.pre_before) and total (t.pre_total) of `value` over t.comm, for
+// groups above the slot size. With `with_params`, rank 0's t.params are broadcast too.
 template <class T, class C, class B>
 int start_prefix(C& ctx, Task<T, B>& t, std::int64_t value, bool with_params) {
-  const int q = B::size(t.comm), r = B::rank(t.comm);
-  const int extra = with_params ? kParams : 0;
   t.pre_value = value;
-  if (q <= kSlotSumsMax) {
-    t.sums_in.assign(static_cast<std::size_t>(q + extra), 0);
-    t.sums_out.assign(t.sums_in.size(), 0);
-    t.sums_in[r] = value;
-    if (r == 0) std::copy(t.params, t.params + extra, t.sums_in.begin() + q);
-    t.reqs.resize(1);
-    return ctx.b.iallreduce(t.sums_in.data(), t.sums_out.data(), q + extra, MPI_INT64_T, MPI_SUM,
-                            t.comm, &t.reqs[0]);
-  }
   t.reqs.resize(with_params ? 3 : 2);
   int err = ctx.b.iexscan_sum(&t.pre_value, &t.pre_before, 1, t.comm, &t.reqs[0]);
   if (err == MPI_SUCCESS)
@@ -127,22 +144,15 @@ int start_prefix(C& ctx, Task<T, B>& t, std::int64_t value, bool with_params) {
   return err;
 }
 
-// After start_prefix's operations completed: fills t.pre_before, t.pre_total (and t.params).
+// After start_prefix's operations completed.
 template <class T, class B>
-void finish_prefix(Task<T, B>& t, bool with_params) {
-  const int q = B::size(t.comm), r = B::rank(t.comm);
-  if (r == 0) t.pre_before = 0;  // MPI leaves Exscan undefined on rank 0
-  if (t.sums_out.empty()) return;
-  t.pre_before = std::accumulate(t.sums_out.begin(), t.sums_out.begin() + r, std::int64_t{0});
-  t.pre_total = std::accumulate(t.sums_out.begin(), t.sums_out.begin() + q, std::int64_t{0});
-  if (with_params) std::copy(t.sums_out.begin() + q, t.sums_out.begin() + q + kParams, t.params);
-  t.sums_in.clear();
-  t.sums_out.clear();
+void finish_prefix(Task<T, B>& t) {
+  if (B::rank(t.comm) == 0) t.pre_before = 0;  // MPI leaves Exscan undefined on rank 0
 }
 
-// First level: the input is anywhere, so positions come from a prefix sum of the counts. Rank
-// 0's sampling parameters travel along, so every member draws the same sample, and so does its
-// message size limit, so that both sides of a transfer cut it alike.
+// First level of a group above the slot size: the input is anywhere, so positions come from a
+// prefix sum of the counts. Rank 0's sampling parameters travel along, so every member draws the
+// same sample, and so does its message size limit, so that both sides of a transfer cut it alike.
 template <class T, class C, class B>
 int start_counts(C& ctx, Task<T, B>& t) {
   t.params[0] = ctx.sp.per_log_p;
@@ -197,6 +207,15 @@ int start_split_counts(C& ctx, Task<T, B>& t) {
   return start_partition(ctx, t);
 }
 
+// The split buffer of a group of q members sorting n elements: each member's small count and
+// element count (on the first level the input counts, which are not the layout's), and a
+// sample of each side, as large as the group's own sample would be.
+template <class C>
+SlotLayout split_layout(const C& ctx, std::int64_t n, int q, std::size_t elem) {
+  return SlotLayout(q, 2, slot_samples(sample_size(ctx.sp, n, q, elem), q, elem, 2), elem, 2,
+                    false);
+}
+
 // Partition by (element, position) < (t.pivot, t.pivot_pos), then count the small elements.
 template <class T, class C, class B>
 int start_partition(C& ctx, Task<T, B>& t) {
@@ -214,20 +233,34 @@ int start_partition(C& ctx, Task<T, B>& t) {
   std::vector<T>().swap(t.data);
   t.small = s;
   t.phase = Phase::split_counts;
-  return start_prefix(ctx, t, s, false);
+  const int q = B::size(t.comm), r = B::rank(t.comm);
+  if (q > ctx.slot_max) return start_prefix(ctx, t, s, false);
+  const SlotLayout L = split_layout(ctx, t.hi - t.lo, q, sizeof(T));
+  t.slots_in.assign(L.bytes, 0);
+  t.slots_out.assign(L.bytes, 0);
+  put64(t.slots_in, L.count(r, 0), s);
+  put64(t.slots_in, L.count(r, 1), held);
+  Rng rng(mix64(static_cast<std::uint64_t>(ctx.sp.seed) ^ mix64(t.lo) ^ mix64(~t.hi) ^
+                mix64(static_cast<std::uint64_t>(r) + 1)));
+  put_sample(t.slots_in, L, 0, r, t.out.data(), s, rng);
+  put_sample(t.slots_in, L, 1, r, t.out.data() + s, held - s, rng);
+  t.reqs.resize(1);
+  return ctx.b.iallreduce(t.slots_in.data(), t.slots_out.data(), static_cast<int>(L.bytes),
+                          MPI_BYTE, MPI_BOR, t.comm, &t.reqs[0]);
 }
 
 // Sends out[from..from+count) to global positions first_pos.. (their owners); what stays here is
-// copied into `mine`.
+// copied into its place in `mine`.
 template <class T, class C, class B>
 int send_run(C& ctx, Task<T, B>& t, std::int64_t from, std::int64_t count, std::int64_t first_pos,
-             int tag, std::vector<T>& mine, std::int64_t& filled) {
+             int tag, Side<T>& mine) {
   for (std::int64_t a = 0; a < count;) {
     int owner = ctx.layout.owner(first_pos + a);
     std::int64_t e = std::min(count, ctx.layout.end(owner) - first_pos);
     if (owner == ctx.me) {
-      std::copy(t.out.begin() + from + a, t.out.begin() + from + e, mine.begin() + filled);
-      filled += e - a;
+      std::int64_t at = mine.place(-1, first_pos + a, e - a);
+      if (at < 0) return MPI_ERR_INTERN;
+      std::copy(t.out.begin() + from + a, t.out.begin() + from + e, mine.buf.begin() + at);
     } else {
       int err = post_send(ctx.b, &t.out[from + a], (e - a) * sizeof(T), owner - t.first, tag,
                           t.comm, ctx.max_chunk, t.reqs, &ctx.stats.messages);
@@ -238,50 +271,97 @@ int send_run(C& ctx, Task<T, B>& t, std::int64_t from, std::int64_t count, std::
   return MPI_SUCCESS;
 }
 
+// From the split buffer: every member's small count, hence this process's prefix and the total,
+// where each member's runs go (exact placement), and the pivots of both children.
+template <class T, class C, class B>
+void finish_split_slots(C& ctx, Task<T, B>& t, std::int64_t mid_if_split) {
+  const int q = B::size(t.comm);
+  const SlotLayout L = split_layout(ctx, t.hi - t.lo, q, sizeof(T));
+  std::vector<std::int64_t> small_of(q), begin_of(q), held_of(q), before(q + 1, 0);
+  for (int i = 0; i < q; ++i) {
+    small_of[i] = get64(t.slots_out, L.count(i, 0));
+    held_of[i] = get64(t.slots_out, L.count(i, 1));
+    begin_of[i] = i == 0 ? t.lo : begin_of[i - 1] + held_of[i - 1];
+    before[i + 1] = before[i] + small_of[i];
+  }
+  const std::int64_t mid = mid_if_split;
+  for (int s = 0; s < 2; ++s) {
+    Side<T>& side = t.side[s];
+    side.run_lo.resize(q);
+    side.got.assign(q, 0);
+    for (int i = 0; i < q; ++i)
+      side.run_lo[i] = s == 0 ? t.lo + before[i] : mid + (begin_of[i] - t.lo) - before[i];
+    auto less = [&](const T& x, std::int64_t px, const T& y, std::int64_t py) {
+      return ctx.less(x, px, y, py);
+    };
+    auto count = [&](int i) { return s == 0 ? small_of[i] : held_of[i] - small_of[i]; };
+    auto start = [&](int i) { return side.run_lo[i]; };
+    side.has_pivot =
+        slot_pivot(t.slots_out, L, s, less, count, start, &side.pivot, &side.pivot_pos);
+  }
+  std::vector<unsigned char>().swap(t.slots_in);
+  std::vector<unsigned char>().swap(t.slots_out);
+}
+
 template <class T, class C, class B>
 int start_exchange(C& ctx, Task<T, B>& t) {
-  finish_prefix(t, false);
-  t.small_before = t.pre_before;
-  t.small_total = t.pre_total;
+  const bool slots = !t.slots_out.empty();
+  if (slots) {
+    const int q = B::size(t.comm), r = B::rank(t.comm);
+    const SlotLayout L = split_layout(ctx, t.hi - t.lo, q, sizeof(T));
+    t.small_before = t.small_total = 0;
+    for (int i = 0; i < q; ++i) {
+      std::int64_t c = get64(t.slots_out, L.count(i, 0));
+      if (i < r) t.small_before += c;
+      t.small_total += c;
+    }
+  } else {
+    finish_prefix(t);
+    t.small_before = t.pre_before;
+    t.small_total = t.pre_total;
+  }
   if (t.small_total == 0) {
-    // The pivot was the smallest element: move it alone to the left, so the group shrinks.
+    // The pivot was the smallest element: move it alone to the left, so the group shrinks. The
+    // runs are not those the samples describe, so the children draw their own.
     t.small_total = 1;
     if (t.pivot_at >= 0) {
       std::swap(t.out[0], t.out[t.pivot_at]);
       t.small = 1;
     }
     t.small_before = t.pivot_pos < t.begin ? 1 : 0;
+    std::vector<unsigned char>().swap(t.slots_in);
+    std::vector<unsigned char>().swap(t.slots_out);
   }
   const std::int64_t mid = t.lo + t.small_total;
-  t.left.resize(ctx.layout.overlap(ctx.me, t.lo, mid));
-  t.right.resize(ctx.layout.overlap(ctx.me, mid, t.hi));
-  t.left_filled = t.right_filled = 0;
+  if (!t.slots_out.empty()) finish_split_slots(ctx, t, mid);
+  t.side[0].lo = std::max(t.lo, ctx.layout.start(ctx.me));
+  t.side[1].lo = std::max(mid, ctx.layout.start(ctx.me));
+  t.side[0].buf.resize(ctx.layout.overlap(ctx.me, t.lo, mid));
+  t.side[1].buf.resize(ctx.layout.overlap(ctx.me, mid, t.hi));
   const std::int64_t held = static_cast<std::int64_t>(t.out.size());
   const std::int64_t large_before = (t.begin - t.lo) - t.small_before;
   t.phase = Phase::exchange;
-  int err = send_run(ctx, t, 0, t.small, t.lo + t.small_before, kTagSmall, t.left, t.left_filled);
+  int err = send_run(ctx, t, 0, t.small, t.lo + t.small_before, kTagSmall, t.side[0]);
   if (err != MPI_SUCCESS) return err;
-  return send_run(ctx, t, t.small, held - t.small, mid + large_before, kTagLarge, t.right,
-                  t.right_filled);
+  return send_run(ctx, t, t.small, held - t.small, mid + large_before, kTagLarge, t.side[1]);
 }
 
-// Receives every message of `tag` that has arrived into the rest of `buf`.
+// Receives every message of `tag` that has arrived into its place in the side's buffer.
 template <class T, class C, class B>
-int receive_side(C& ctx, Task<T, B>& t, int tag, std::vector<T>& buf, std::int64_t& filled) {
-  while (filled < static_cast<std::int64_t>(buf.size())) {
+int receive_side(C& ctx, Task<T, B>& t, int tag, Side<T>& side) {
+  while (!side.complete()) {
     bool found = false;
     int source = 0, bytes = 0;
     typename B::Message msg;
     int err = ctx.b.improbe_any(tag, t.comm, &found, &msg, &source, &bytes);
     if (err != MPI_SUCCESS) return err;
     if (!found) return MPI_SUCCESS;
-    std::int64_t room = static_cast<std::int64_t>(buf.size()) - filled;
-    if (bytes % sizeof(T) != 0 || bytes / static_cast<std::int64_t>(sizeof(T)) > room)
-      return MPI_ERR_TRUNCATE;  // cannot happen unless members disagree on the layout
+    const std::int64_t n = bytes / static_cast<std::int64_t>(sizeof(T));
+    const std::int64_t at = bytes % sizeof(T) == 0 ? side.place(source, 0, n) : -1;
+    if (at < 0) return MPI_ERR_TRUNCATE;  // cannot happen unless members disagree on the layout
     t.reqs.emplace_back();
-    err = ctx.b.imrecv(&buf[filled], bytes, &msg, &t.reqs.back());
+    err = ctx.b.imrecv(&side.buf[at], bytes, &msg, &t.reqs.back());
     if (err != MPI_SUCCESS) return err;
-    filled += bytes / static_cast<std::int64_t>(sizeof(T));
   }
   return MPI_SUCCESS;
 }
@@ -289,13 +369,12 @@ int receive_side(C& ctx, Task<T, B>& t, int tag, std::vector<T>& buf, std::int64
 template <class T, class C, class B>
 int poll_exchange(C& ctx, Task<T, B>& t, bool* done) {
   *done = false;
-  int err = receive_side(ctx, t, kTagSmall, t.left, t.left_filled);
-  if (err == MPI_SUCCESS) err = receive_side(ctx, t, kTagLarge, t.right, t.right_filled);
+  int err = receive_side(ctx, t, kTagSmall, t.side[0]);
+  if (err == MPI_SUCCESS) err = receive_side(ctx, t, kTagLarge, t.side[1]);
   if (err != MPI_SUCCESS) return err;
   bool all = false;
   err = test_all<B>(t.reqs, &all);
-  *done = all && t.left_filled == static_cast<std::int64_t>(t.left.size()) &&
-          t.right_filled == static_cast<std::int64_t>(t.right.size());
+  *done = all && t.side[0].complete() && t.side[1].complete();
   if (*done) std::vector<T>().swap(t.out);
   return err;
 }

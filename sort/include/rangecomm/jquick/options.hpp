@@ -29,8 +29,8 @@ struct JQuickStats {
 
 // Sample size of a level over q processes holding N elements:
 //   max(samples_per_log_p * ceil(log2 q), (N / q) / elements_per_sample, samples_min), odd.
-// Everything except backend is taken from rank 0 of the communicator, so ranks need not agree
-// on it; backend must be the same on all ranks.
+// Everything except backend and slot_group_max is taken from rank 0 of the communicator, so
+// ranks need not agree on it; those two must be the same on all ranks.
 struct JQuickOptions {
   SortBackend backend = SortBackend::range;
   std::uint64_t seed = 0x6a616e7573ULL;
@@ -39,6 +39,11 @@ struct JQuickOptions {
   int samples_min = 33;
   // Largest data message in bytes (larger transfers are split); 0 means INT_MAX.
   std::int64_t max_message_bytes = 0;
+  // Groups of up to this many processes exchange counts and samples in one all-reduce of a
+  // slot per process (fewer rounds of messages, messages growing with the group); larger
+  // groups use exscan, all-reduce and broadcast of single values and a separate sample round.
+  // Must be the same on all ranks, like backend.
+  int slot_group_max = 256;
   JQuickStats* stats = nullptr;
 };
 
