@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -114,10 +115,12 @@ bool slot_pivot(const std::vector<unsigned char>& b, const SlotLayout& L, int si
   if (e.empty()) return false;
   std::sort(e.begin(), e.end(),
             [&](const Entry& x, const Entry& y) { return less(x.value, x.pos, y.value, y.pos); });
-  const double half = total / 2;
-  double cum = 0;
+  // The first element with at least half the weight before it: with a sample that is all of
+  // the side (small groups), exactly half the elements (rounded down) are smaller than it.
+  const double half = std::floor(total / 2);
+  double below = 0;
   std::size_t k = 0;
-  while (k + 1 < e.size() && (cum += e[k].weight) < half) ++k;
+  while (k + 1 < e.size() && below + e[k].weight <= half) below += e[k++].weight;
   *pivot = e[k].value;
   *pivot_pos = e[k].pos;
   return true;
