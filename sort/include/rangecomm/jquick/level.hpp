@@ -207,13 +207,19 @@ int start_split_counts(C& ctx, Task<T, B>& t) {
   return start_partition(ctx, t);
 }
 
+// Children's samples ride on the split round only up to this many elements per side: beyond,
+// the level moves so much data that a round of its own costs less than doubling the samples'
+// bytes in an all-reduce of the whole group.
+constexpr std::int64_t kRideAlongMax = 64;
+
 // The split buffer of a group of q members sorting n elements: each member's small count and
 // element count (on the first level the input counts, which are not the layout's), and a
-// sample of each side, as large as the group's own sample would be.
+// sample of each side, as large as the group's own sample would be (none above kRideAlongMax).
 template <class C>
 SlotLayout split_layout(const C& ctx, std::int64_t n, int q, std::size_t elem) {
-  return SlotLayout(q, 2, slot_samples(sample_size(ctx.sp, n, q, elem), q, elem, 2), elem, 2,
-                    false);
+  const std::int64_t k = sample_size(ctx.sp, n, q, elem);
+  const int sides = k <= kRideAlongMax ? 2 : 0;
+  return SlotLayout(q, 2, slot_samples(k, q, elem, 2), elem, sides, false);
 }
 
 // Partition by (element, position) < (t.pivot, t.pivot_pos), then count the small elements.
@@ -242,8 +248,10 @@ int start_partition(C& ctx, Task<T, B>& t) {
   put64(t.slots_in, L.count(r, 1), held);
   Rng rng(mix64(static_cast<std::uint64_t>(ctx.sp.seed) ^ mix64(t.lo) ^ mix64(~t.hi) ^
                 mix64(static_cast<std::uint64_t>(r) + 1)));
-  put_sample(t.slots_in, L, 0, r, t.out.data(), s, rng);
-  put_sample(t.slots_in, L, 1, r, t.out.data() + s, held - s, rng);
+  if (L.sides == 2) {
+    put_sample(t.slots_in, L, 0, r, t.out.data(), s, rng);
+    put_sample(t.slots_in, L, 1, r, t.out.data() + s, held - s, rng);
+  }
   t.reqs.resize(1);
   return ctx.b.iallreduce(t.slots_in.data(), t.slots_out.data(), static_cast<int>(L.bytes),
                           MPI_BYTE, MPI_BOR, t.comm, &t.reqs[0]);
@@ -296,8 +304,8 @@ void finish_split_slots(C& ctx, Task<T, B>& t, std::int64_t mid_if_split) {
     };
     auto count = [&](int i) { return s == 0 ? small_of[i] : held_of[i] - small_of[i]; };
     auto start = [&](int i) { return side.run_lo[i]; };
-    side.has_pivot =
-        slot_pivot(t.slots_out, L, s, less, count, start, &side.pivot, &side.pivot_pos);
+    side.has_pivot = L.sides == 2 &&
+                     slot_pivot(t.slots_out, L, s, less, count, start, &side.pivot, &side.pivot_pos);
   }
   std::vector<unsigned char>().swap(t.slots_in);
   std::vector<unsigned char>().swap(t.slots_out);
