@@ -63,14 +63,12 @@ template <class T, class C, class B>
 int start_first_partition(C& ctx, Task<T, B>& t) {
   const int q = B::size(t.comm);
   const SlotLayout L = first_level_layout(q, sizeof(T));
-  std::vector<std::int64_t> before(static_cast<std::size_t>(q) + 1, 0);
-  for (int i = 0; i < q; ++i) before[i + 1] = before[i] + get64(t.slots_out, L.count(i));
-  auto less = [&](const T& x, std::int64_t px, const T& y, std::int64_t py) {
-    return ctx.less(x, px, y, py);
-  };
-  slot_pivot(
-      t.slots_out, L, 0, less, [&](int i) { return before[i + 1] - before[i]; },
-      [&](int i) { return before[i]; }, &t.pivot, &t.pivot_pos);
+  std::vector<std::int64_t> count(q), start(q);
+  for (int i = 0; i < q; ++i) {
+    count[i] = get64(t.slots_out, L.count(i));
+    start[i] = i == 0 ? 0 : start[i - 1] + count[i - 1];
+  }
+  slot_pivot(t.slots_out, L, 0, ctx, count, start, &t.pivot, &t.pivot_pos);
   std::vector<unsigned char>().swap(t.slots_in);
   std::vector<unsigned char>().swap(t.slots_out);
   return start_partition(ctx, t);

@@ -78,21 +78,27 @@ struct Side {
   T pivot{};
   std::int64_t pivot_pos = 0;
 
-  // Where n elements arriving from member src (or, with src < 0, held here at global position
-  // pos) go in buf; -1 when they do not fit (members disagree on the layout: a bug).
-  std::int64_t place(int src, std::int64_t pos, std::int64_t n) {
-    std::int64_t at = filled;
-    if (src < 0 && !run_lo.empty()) {
-      at = pos - lo;
-    } else if (!run_lo.empty()) {
-      at = std::max(run_lo[src], lo) - lo + got[src];
-      got[src] += n;
-    }
+  // Where n elements this process keeps, for global positions pos.., go in buf; -1 when they
+  // do not fit (members disagree on the layout: a bug).
+  std::int64_t place_own(std::int64_t pos, std::int64_t n) {
+    return take(run_lo.empty() ? filled : pos - lo, n);
+  }
+  // Where n elements arriving from member src go in buf (messages from one source arrive in
+  // the order they were sent); -1 when they do not fit.
+  std::int64_t place_from(int src, std::int64_t n) {
+    if (run_lo.empty()) return take(filled, n);
+    const std::int64_t at = std::max(run_lo[src], lo) - lo + got[src];
+    got[src] += n;
+    return take(at, n);
+  }
+  bool complete() const { return filled == static_cast<std::int64_t>(buf.size()); }
+
+ private:
+  std::int64_t take(std::int64_t at, std::int64_t n) {
     if (at < 0 || n > static_cast<std::int64_t>(buf.size()) - at) return -1;
     filled += n;
     return at;
   }
-  bool complete() const { return filled == static_cast<std::int64_t>(buf.size()); }
 };
 
 template <class T, class B>
@@ -266,7 +272,7 @@ int send_run(C& ctx, Task<T, B>& t, std::int64_t from, std::int64_t count, std::
     int owner = ctx.layout.owner(first_pos + a);
     std::int64_t e = std::min(count, ctx.layout.end(owner) - first_pos);
     if (owner == ctx.me) {
-      std::int64_t at = mine.place(-1, first_pos + a, e - a);
+      std::int64_t at = mine.place_own(first_pos + a, e - a);
       if (at < 0) return MPI_ERR_INTERN;
       std::copy(t.out.begin() + from + a, t.out.begin() + from + e, mine.buf.begin() + at);
     } else {
@@ -279,69 +285,78 @@ int send_run(C& ctx, Task<T, B>& t, std::int64_t from, std::int64_t count, std::
   return MPI_SUCCESS;
 }
 
-// From the split buffer: every member's small count, hence this process's prefix and the total,
-// where each member's runs go (exact placement), and the pivots of both children.
-template <class T, class C, class B>
-void finish_split_slots(C& ctx, Task<T, B>& t, std::int64_t mid_if_split) {
-  const int q = B::size(t.comm);
-  const SlotLayout L = split_layout(ctx, t.hi - t.lo, q, sizeof(T));
-  std::vector<std::int64_t> small_of(q), begin_of(q), held_of(q), before(q + 1, 0);
+// What the split buffer says of every member: its small and its element count.
+struct MemberCounts {
+  std::vector<std::int64_t> small, held;
+};
+
+// Reads the split buffer: every member's counts, this process's prefix of the small counts and
+// their total.
+template <class T, class B>
+MemberCounts read_split_slots(Task<T, B>& t, const SlotLayout& L) {
+  const int q = B::size(t.comm), r = B::rank(t.comm);
+  MemberCounts m{std::vector<std::int64_t>(q), std::vector<std::int64_t>(q)};
+  t.small_before = t.small_total = 0;
   for (int i = 0; i < q; ++i) {
-    small_of[i] = get64(t.slots_out, L.count(i, 0));
-    held_of[i] = get64(t.slots_out, L.count(i, 1));
-    begin_of[i] = i == 0 ? t.lo : begin_of[i - 1] + held_of[i - 1];
-    before[i + 1] = before[i] + small_of[i];
+    m.small[i] = get64(t.slots_out, L.count(i, 0));
+    m.held[i] = get64(t.slots_out, L.count(i, 1));
+    if (i < r) t.small_before += m.small[i];
+    t.small_total += m.small[i];
   }
-  const std::int64_t mid = mid_if_split;
+  return m;
+}
+
+// Where every member's run of each side lands (exact placement) and, when the buffer carried
+// samples, the pivots of both children.
+template <class T, class C, class B>
+void plan_sides(C& ctx, Task<T, B>& t, const SlotLayout& L, const MemberCounts& m,
+                std::int64_t mid) {
+  const int q = static_cast<int>(m.small.size());
+  std::vector<std::int64_t> count[2] = {m.small, std::vector<std::int64_t>(q)};
+  std::int64_t small_before = 0, begin = t.lo;  // member i's, as i goes up
+  for (int i = 0; i < q; ++i) {
+    count[1][i] = m.held[i] - m.small[i];
+    t.side[0].run_lo.push_back(t.lo + small_before);
+    t.side[1].run_lo.push_back(mid + (begin - t.lo) - small_before);
+    small_before += m.small[i];
+    begin += m.held[i];
+  }
   for (int s = 0; s < 2; ++s) {
     Side<T>& side = t.side[s];
-    side.run_lo.resize(q);
     side.got.assign(q, 0);
-    for (int i = 0; i < q; ++i)
-      side.run_lo[i] = s == 0 ? t.lo + before[i] : mid + (begin_of[i] - t.lo) - before[i];
-    auto less = [&](const T& x, std::int64_t px, const T& y, std::int64_t py) {
-      return ctx.less(x, px, y, py);
-    };
-    auto count = [&](int i) { return s == 0 ? small_of[i] : held_of[i] - small_of[i]; };
-    auto start = [&](int i) { return side.run_lo[i]; };
-    side.has_pivot = L.sides == 2 &&
-                     slot_pivot(t.slots_out, L, s, less, count, start, &side.pivot, &side.pivot_pos);
+    side.has_pivot = L.sides == 2 && slot_pivot(t.slots_out, L, s, ctx, count[s], side.run_lo,
+                                                &side.pivot, &side.pivot_pos);
   }
-  std::vector<unsigned char>().swap(t.slots_in);
-  std::vector<unsigned char>().swap(t.slots_out);
 }
 
 template <class T, class C, class B>
 int start_exchange(C& ctx, Task<T, B>& t) {
   const bool slots = !t.slots_out.empty();
+  const SlotLayout L = split_layout(ctx, t.hi - t.lo, B::size(t.comm), sizeof(T));
+  MemberCounts m;
   if (slots) {
-    const int q = B::size(t.comm), r = B::rank(t.comm);
-    const SlotLayout L = split_layout(ctx, t.hi - t.lo, q, sizeof(T));
-    t.small_before = t.small_total = 0;
-    for (int i = 0; i < q; ++i) {
-      std::int64_t c = get64(t.slots_out, L.count(i, 0));
-      if (i < r) t.small_before += c;
-      t.small_total += c;
-    }
+    m = read_split_slots(t, L);
   } else {
     finish_prefix(t);
     t.small_before = t.pre_before;
     t.small_total = t.pre_total;
   }
-  if (t.small_total == 0) {
-    // The pivot was the smallest element: move it alone to the left, so the group shrinks. The
-    // runs are not those the samples describe, so the children draw their own.
+  // The pivot was the smallest element: it moves alone to the left, so the group shrinks.
+  // The runs are then not those the buffer describes: arrival order, and the children draw
+  // their own samples.
+  const bool pivot_alone = t.small_total == 0;
+  if (pivot_alone) {
     t.small_total = 1;
     if (t.pivot_at >= 0) {
       std::swap(t.out[0], t.out[t.pivot_at]);
       t.small = 1;
     }
     t.small_before = t.pivot_pos < t.begin ? 1 : 0;
-    std::vector<unsigned char>().swap(t.slots_in);
-    std::vector<unsigned char>().swap(t.slots_out);
   }
   const std::int64_t mid = t.lo + t.small_total;
-  if (!t.slots_out.empty()) finish_split_slots(ctx, t, mid);
+  if (slots && !pivot_alone) plan_sides(ctx, t, L, m, mid);
+  std::vector<unsigned char>().swap(t.slots_in);
+  std::vector<unsigned char>().swap(t.slots_out);
   t.side[0].lo = std::max(t.lo, ctx.layout.start(ctx.me));
   t.side[1].lo = std::max(mid, ctx.layout.start(ctx.me));
   t.side[0].buf.resize(ctx.layout.overlap(ctx.me, t.lo, mid));
@@ -365,7 +380,7 @@ int receive_side(C& ctx, Task<T, B>& t, int tag, Side<T>& side) {
     if (err != MPI_SUCCESS) return err;
     if (!found) return MPI_SUCCESS;
     const std::int64_t n = bytes / static_cast<std::int64_t>(sizeof(T));
-    const std::int64_t at = bytes % sizeof(T) == 0 ? side.place(source, 0, n) : -1;
+    const std::int64_t at = bytes % sizeof(T) == 0 ? side.place_from(source, n) : -1;
     if (at < 0) return MPI_ERR_TRUNCATE;  // cannot happen unless members disagree on the layout
     t.reqs.emplace_back();
     err = ctx.b.imrecv(&side.buf[at], bytes, &msg, &t.reqs.back());

@@ -85,13 +85,14 @@ void put_sample(std::vector<unsigned char>& b, const SlotLayout& L, int side, in
   }
 }
 
-// The pivot of a side: the weighted median of all members' samples under the order
-// (element, global position), each element weighing count / samples of its member, so that
-// unbalanced runs are sampled fairly. run_count(i) and run_start(i) give member i's run length
-// and the global position of its first element. Returns false when the side is empty.
-template <class T, class Less, class Count, class Start>
-bool slot_pivot(const std::vector<unsigned char>& b, const SlotLayout& L, int side, Less less,
-                Count run_count, Start run_start, T* pivot, std::int64_t* pivot_pos) {
+// The pivot of a side: the weighted median of all members' samples under ord.less (element,
+// global position), each element weighing count / samples of its member, so that unbalanced
+// runs are sampled fairly. Member i's run holds count[i] elements from global position
+// start[i] on. Returns false when the side is empty.
+template <class T, class Ord>
+bool slot_pivot(const std::vector<unsigned char>& b, const SlotLayout& L, int side, const Ord& ord,
+                const std::vector<std::int64_t>& count, const std::vector<std::int64_t>& start,
+                T* pivot, std::int64_t* pivot_pos) {
   struct Entry {
     T value;
     std::int64_t pos;
@@ -100,21 +101,21 @@ bool slot_pivot(const std::vector<unsigned char>& b, const SlotLayout& L, int si
   std::vector<Entry> e;
   double total = 0;
   for (int i = 0; i < static_cast<int>(L.q); ++i) {
-    const std::int64_t c = run_count(i);
+    const std::int64_t c = count[i];
     const std::int64_t u = std::min<std::int64_t>(static_cast<std::int64_t>(L.s), c);
     total += static_cast<double>(c);
     for (std::int64_t j = 0; j < u; ++j) {
       std::size_t slot = static_cast<std::size_t>(i) * L.s + static_cast<std::size_t>(j);
       Entry x;
       std::memcpy(static_cast<void*>(&x.value), &b[L.value(side, slot)], sizeof(T));
-      x.pos = run_start(i) + get64(b, L.index(side, slot)) - 1;
+      x.pos = start[i] + get64(b, L.index(side, slot)) - 1;
       x.weight = static_cast<double>(c) / static_cast<double>(u);
       e.push_back(x);
     }
   }
   if (e.empty()) return false;
   std::sort(e.begin(), e.end(),
-            [&](const Entry& x, const Entry& y) { return less(x.value, x.pos, y.value, y.pos); });
+            [&](const Entry& x, const Entry& y) { return ord.less(x.value, x.pos, y.value, y.pos); });
   // The first element with at least half the weight before it: with a sample that is all of
   // the side (small groups), exactly half the elements (rounded down) are smaller than it.
   const double half = std::floor(total / 2);
