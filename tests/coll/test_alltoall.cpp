@@ -14,11 +14,11 @@ namespace {
 
 struct Algorithm {
   const char* name;
-  long long short_bytes;        // ALLTOALL_SHORT_BYTES: huge = Bruck always, 0 = never
+  long long short_bytes;        // ALLTOALL_SHORT_BYTES: huge = Bruck beyond the linear size
   long long pairwise_bytes;     // ALLTOALL_PAIRWISE_BYTES: 0 = pairwise, huge = all at once
-  long long linear_max_size;    // ALLTOALL(V)_LINEAR_MAX_SIZE: 0 = pairwise, huge = all at once
+  long long linear_max_size;    // ALLTOALL(V)_LINEAR_MAX_SIZE: 0 = never all at once
 };
-const Algorithm kAlgorithms[] = {{"Bruck / all at once", 1LL << 40, 1LL << 40, 1 << 30},
+const Algorithm kAlgorithms[] = {{"Bruck (Alltoall), pairwise (v, w)", 1LL << 40, 1LL << 40, 0},
                                  {"pairwise", 0, 0, 0},
                                  {"all at once", 0, 1LL << 40, 1 << 30}};
 

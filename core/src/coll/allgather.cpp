@@ -108,7 +108,7 @@ int allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* r
     if (sendbuf != MPI_IN_PLACE)
       sched->copy(sendbuf, sendcount, sendtype, block_at(recvbuf, l.offsets[s->rank], recvtype),
                   recvcount, recvtype);
-    if (total < detail::tuning("ALLGATHER_SHORT_BYTES", 81920))
+    if (total < detail::tuning("ALLGATHER_SHORT_BYTES", 8 << 20))
       add_bruck(*sched, l, s->rank, s->size);
     else
       add_ring(*sched, l, s->rank, s->size);
