@@ -148,7 +148,7 @@ int alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* re
         sends.push_back({at(sendbuf, j * sblock), sendcount, sendtype});
         recvs.push_back({at(recvbuf, j * rblock), recvcount, recvtype});
       }
-      bool linear = few && bytes < detail::tuning("ALLTOALL_PAIRWISE_BYTES", 32768);
+      bool linear = few && bytes < detail::tuning("ALLTOALL_PAIRWISE_BYTES", 1 << 20);
       add_exchange(*sched, std::move(sends), recvs, in_place, !linear, s->rank, s->size);
     }
   }
