@@ -149,21 +149,31 @@ void Schedule::reset() {
 }
 
 namespace {
-// Schedules waiting for reuse. A few suffice: a process runs few collectives at once, and a
-// schedule that held a large scratch block is not kept (its memory goes back at once).
+// Schedules waiting for reuse, with their scratch blocks: a program that repeats a collective on
+// long vectors then neither allocates nor faults in fresh pages for each call (measured: a
+// 256 KiB Scan on 8 ranks took 4x native while every call got new scratch memory). A few
+// schedules suffice, as a process runs few collectives at once; the memory they keep is
+// bounded (a schedule over the bound is freed at once).
 // Never destroyed: pooled schedules stay reachable at exit (leak checkers see no leak), and a
 // schedule released during static destruction still finds a live pool.
 std::vector<Schedule*>& g_schedule_pool = *new std::vector<Schedule*>;
 constexpr size_t kPoolSize = 8;
-constexpr size_t kKeepScratchBytes = 1 << 16;
+constexpr size_t kPoolScratchBytes = size_t{32} << 20;
+size_t g_pool_scratch_bytes = 0;
 }  // namespace
+
+size_t Schedule::scratch_capacity() const {
+  size_t total = 0;
+  for (const Block& b : scratch_) total += b.capacity;
+  return total;
+}
 
 void Schedule::Recycle::operator()(Schedule* s) const {
   s->reset();
-  bool small = true;
-  for (const Block& b : s->scratch_) small = small && b.capacity <= kKeepScratchBytes;
-  if (small && g_schedule_pool.size() < kPoolSize) {
+  size_t bytes = s->scratch_capacity();
+  if (g_schedule_pool.size() < kPoolSize && g_pool_scratch_bytes + bytes <= kPoolScratchBytes) {
     g_schedule_pool.push_back(s);
+    g_pool_scratch_bytes += bytes;
   } else {
     delete s;
   }
@@ -173,6 +183,7 @@ SchedulePtr new_schedule() {
   if (g_schedule_pool.empty()) return SchedulePtr(new Schedule);
   Schedule* s = g_schedule_pool.back();
   g_schedule_pool.pop_back();
+  g_pool_scratch_bytes -= s->scratch_capacity();
   return SchedulePtr(s);
 }
 

@@ -63,6 +63,9 @@ class Schedule {
     void operator()(Schedule* s) const;
   };
 
+  // Bytes of scratch memory the schedule keeps (in use or not).
+  size_t scratch_capacity() const;
+
   size_t rounds() const { return round_ends_.size(); }
   // Steps of round r: [begin, end).
   const Step* round_begin(size_t r) const { return steps_.data() + (r ? round_ends_[r - 1] : 0); }
