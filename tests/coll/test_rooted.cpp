@@ -79,12 +79,16 @@ const std::vector<Setting> kAllreduceSettings = {
     {"defaults", {}},
     {"binomial reduce, recursive doubling allreduce",
      {{"RANGECOMM_REDUCE_SHORT_BYTES", "1000000000"}, {"RANGECOMM_ALLREDUCE_SHORT_BYTES", "1000000000"}}},
-    {"ring reduce-scatter based reduce, Rabenseifner allreduce",
+    {"Rabenseifner reduce and allreduce",
      {{"RANGECOMM_REDUCE_SHORT_BYTES", "0"},
+      {"RANGECOMM_REDUCE_RING_BYTES", "1000000000"},
       {"RANGECOMM_ALLREDUCE_SHORT_BYTES", "0"},
       {"RANGECOMM_ALLREDUCE_RING_BYTES", "1000000000"}}},
-    {"ring allreduce (on sizes that are not powers of two; Rabenseifner on the others)",
-     {{"RANGECOMM_ALLREDUCE_SHORT_BYTES", "0"}, {"RANGECOMM_ALLREDUCE_RING_BYTES", "0"}}},
+    {"ring reduce and allreduce (on sizes that are not powers of two; Rabenseifner on the others)",
+     {{"RANGECOMM_REDUCE_SHORT_BYTES", "0"},
+      {"RANGECOMM_REDUCE_RING_BYTES", "0"},
+      {"RANGECOMM_ALLREDUCE_SHORT_BYTES", "0"},
+      {"RANGECOMM_ALLREDUCE_RING_BYTES", "0"}}},
 };
 
 }  // namespace

@@ -15,45 +15,11 @@ namespace {
 using detail::Schedule;
 using detail::new_schedule;
 
-// The processes beyond the largest power of two pof2 fold in first: of the first 2 * rem ranks,
-// each even one hands its data to the odd one above it and sits out until the result comes
-// back. Returns the rank among the pof2 processes that go on, or -1 for one that sits out (its
-// whole part is then scheduled). `real` maps such a rank back to a range rank.
-struct Fold {
-  int pof2, rem;
-  explicit Fold(int size) : pof2(1) {
-    while (pof2 * 2 <= size) pof2 *= 2;
-    rem = size - pof2;
-  }
-  int real(int newrank) const { return newrank < rem ? 2 * newrank + 1 : newrank + rem; }
-
-  int fold_in(Schedule& s, void* buf, void* tmp, int count, MPI_Datatype type, MPI_Op op,
-              int rank) const {
-    if (rank >= 2 * rem) return rank - rem;
-    if (rank % 2 == 0) {
-      s.send(buf, count, type, rank + 1);
-      s.end_round();
-      s.recv(buf, count, type, rank + 1);
-      s.end_round();
-      return -1;
-    }
-    s.recv(tmp, count, type, rank - 1);
-    s.end_round();
-    s.reduce(tmp, buf, count, type, op);
-    return rank / 2;
-  }
-
-  void fold_out(Schedule& s, void* buf, int count, MPI_Datatype type, int rank) const {
-    if (rank < 2 * rem) s.send(buf, count, type, rank - 1);
-    s.end_round();
-  }
-};
-
 void add_recursive_doubling(Schedule& s, void* buf, int count, MPI_Datatype type, MPI_Op op,
                             int rank, int size) {
-  Fold fold(size);
+  detail::Fold fold(size);
   void* tmp = s.scratch(count, type);
-  int newrank = fold.fold_in(s, buf, tmp, count, type, op, rank);
+  int newrank = fold.fold_in(s, buf, tmp, count, type, op, rank, true);
   if (newrank < 0) return;
   for (int mask = 1; mask < fold.pof2; mask <<= 1) {
     int partner = fold.real(newrank ^ mask);
@@ -65,36 +31,23 @@ void add_recursive_doubling(Schedule& s, void* buf, int count, MPI_Datatype type
   fold.fold_out(s, buf, count, type, rank);
 }
 
-// Rabenseifner: a reduce-scatter by recursive halving (each exchange sends the half of the
-// current blocks the partner keeps and reduces the half this process keeps), after which
-// process newrank holds block newrank reduced, then an allgather by recursive doubling. Each
-// process sends and receives about 2 * count elements in 2 * log2(pof2) exchanges.
+// Rabenseifner: a reduce-scatter by recursive halving, after which process newrank holds block
+// newrank reduced, then an allgather by recursive doubling. Each process sends and receives
+// about 2 * count elements in 2 * log2(pof2) exchanges.
 void add_rabenseifner(Schedule& s, void* buf, int count, MPI_Datatype type, MPI_Op op, int rank,
                       int size) {
-  Fold fold(size);
+  detail::Fold fold(size);
   void* tmp = s.scratch(count, type);
-  int newrank = fold.fold_in(s, buf, tmp, count, type, op, rank);
+  int newrank = fold.fold_in(s, buf, tmp, count, type, op, rank, true);
   if (newrank < 0) return;
   detail::Blocks mine(buf, count, type, fold.pof2), theirs(tmp, count, type, fold.pof2);
-  auto length = [&mine](int lo, int hi) { return static_cast<int>(mine.first(hi) - mine.first(lo)); };
-  int lo = 0, hi = fold.pof2;
-  for (int mask = fold.pof2 / 2; mask > 0; mask >>= 1) {
-    int partner = fold.real(newrank ^ mask), mid = lo + mask;
-    bool upper = (newrank & mask) != 0;
-    int keep_lo = upper ? mid : lo, keep_hi = upper ? hi : mid;
-    int give_lo = upper ? lo : mid, give_hi = upper ? mid : hi;
-    s.send(mine.at(give_lo), length(give_lo, give_hi), type, partner);
-    s.recv(theirs.at(keep_lo), length(keep_lo, keep_hi), type, partner);
-    s.end_round();
-    s.reduce(theirs.at(keep_lo), mine.at(keep_lo), length(keep_lo, keep_hi), type, op);
-    lo = keep_lo;
-    hi = keep_hi;
-  }
+  detail::add_halving_reduce_scatter(s, mine, theirs, type, op, newrank, fold);
   for (int mask = 1; mask < fold.pof2; mask <<= 1) {
-    int partner_new = newrank ^ mask;
-    int my_lo = newrank & ~(mask - 1), their_lo = partner_new & ~(mask - 1);
-    s.send(mine.at(my_lo), length(my_lo, my_lo + mask), type, fold.real(partner_new));
-    s.recv(mine.at(their_lo), length(their_lo, their_lo + mask), type, fold.real(partner_new));
+    int partner = newrank ^ mask;
+    int my_lo = newrank & ~(mask - 1), their_lo = partner & ~(mask - 1);
+    s.send(mine.at(my_lo), detail::span_length(mine, my_lo, my_lo + mask), type, fold.real(partner));
+    s.recv(mine.at(their_lo), detail::span_length(mine, their_lo, their_lo + mask), type,
+           fold.real(partner));
     s.end_round();
   }
   fold.fold_out(s, buf, count, type, rank);
@@ -133,7 +86,7 @@ int allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, 
   } else {
     sched->copy(sendbuf, count, type, recvbuf, count, type);
     bool pof2 = (s->size & (s->size - 1)) == 0;
-    if (bytes < detail::tuning("ALLREDUCE_SHORT_BYTES", 131072) || count < s->size)
+    if (bytes < detail::tuning("ALLREDUCE_SHORT_BYTES", 8192) || count < s->size)
       add_recursive_doubling(*sched, recvbuf, count, type, op, s->rank, s->size);
     else if (pof2 || bytes < detail::tuning("ALLREDUCE_RING_BYTES", 2 << 20))
       add_rabenseifner(*sched, recvbuf, count, type, op, s->rank, s->size);

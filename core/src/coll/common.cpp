@@ -70,6 +70,47 @@ void add_ring_reduce_scatter(Schedule& s, const Blocks& blocks, MPI_Datatype typ
   s.end_round();
 }
 
+int Fold::fold_in(Schedule& s, void* buf, void* tmp, int count, MPI_Datatype type, MPI_Op op,
+                  int rank, bool result_back) const {
+  int nr = newrank(rank);
+  if (rank >= 2 * rem) return nr;
+  if (nr < 0) {
+    s.send(buf, count, type, rank + 1);
+    s.end_round();
+    if (result_back) {
+      s.recv(buf, count, type, rank + 1);
+      s.end_round();
+    }
+    return nr;
+  }
+  s.recv(tmp, count, type, rank - 1);
+  s.end_round();
+  s.reduce(tmp, buf, count, type, op);
+  return nr;
+}
+
+void Fold::fold_out(Schedule& s, const void* buf, int count, MPI_Datatype type, int rank) const {
+  if (rank < 2 * rem && rank % 2 == 1) s.send(buf, count, type, rank - 1);
+  s.end_round();
+}
+
+void add_halving_reduce_scatter(Schedule& s, const Blocks& mine, const Blocks& theirs,
+                                MPI_Datatype type, MPI_Op op, int newrank, const Fold& fold) {
+  int lo = 0, hi = fold.pof2;
+  for (int mask = fold.pof2 / 2; mask > 0; mask >>= 1) {
+    int partner = fold.real(newrank ^ mask), mid = lo + mask;
+    bool upper = (newrank & mask) != 0;
+    int keep_lo = upper ? mid : lo, keep_hi = upper ? hi : mid;
+    int give_lo = upper ? lo : mid, give_hi = upper ? mid : hi;
+    s.send(mine.at(give_lo), span_length(mine, give_lo, give_hi), type, partner);
+    s.recv(theirs.at(keep_lo), span_length(mine, keep_lo, keep_hi), type, partner);
+    s.end_round();
+    s.reduce(theirs.at(keep_lo), mine.at(keep_lo), span_length(mine, keep_lo, keep_hi), type, op);
+    lo = keep_lo;
+    hi = keep_hi;
+  }
+}
+
 void add_bcast(Schedule& s, void* buf, int count, MPI_Datatype type, int root, int rank, int size) {
   int v = relative(rank, root, size);
   int mask = 1;

@@ -75,6 +75,43 @@ class Blocks {
 void add_ring_reduce_scatter(Schedule& s, const Blocks& blocks, MPI_Datatype type, MPI_Op op,
                              int rank, int size);
 
+// Recursive halving and doubling on any number of processes: the ranks beyond the largest
+// power of two pof2 fold in first (of the first 2 * rem ranks, each even one hands its vector to
+// the odd one above it and sits out); the pof2 that go on are numbered 0 .. pof2 - 1.
+struct Fold {
+  int pof2 = 1, rem = 0;
+  explicit Fold(int size) {
+    while (pof2 * 2 <= size) pof2 *= 2;
+    rem = size - pof2;
+  }
+  // The rank among the pof2, or -1 for a rank that sits out.
+  int newrank(int rank) const {
+    if (rank >= 2 * rem) return rank - rem;
+    return rank % 2 == 0 ? -1 : rank / 2;
+  }
+  // The range rank of a rank among the pof2.
+  int real(int newrank) const { return newrank < rem ? 2 * newrank + 1 : newrank + rem; }
+
+  // Appends the fold-in: a sitting-out rank sends buf to rank + 1 (and, with result_back,
+  // receives the result there at the end: fold_out's send); its partner reduces it into buf
+  // through tmp (count elements). Returns newrank(rank).
+  int fold_in(Schedule& s, void* buf, void* tmp, int count, MPI_Datatype type, MPI_Op op,
+              int rank, bool result_back) const;
+  // Appends the result's way back to the ranks that sat out.
+  void fold_out(Schedule& s, const void* buf, int count, MPI_Datatype type, int rank) const;
+};
+
+// Appends Rabenseifner's reduce-scatter by recursive halving over `mine` (pof2 blocks of a
+// commutative op's vector; `theirs` the same layout over scratch): afterwards process newrank
+// holds block newrank fully reduced.
+void add_halving_reduce_scatter(Schedule& s, const Blocks& mine, const Blocks& theirs,
+                                MPI_Datatype type, MPI_Op op, int newrank, const Fold& fold);
+
+// Elements in blocks [lo, hi).
+inline int span_length(const Blocks& b, int lo, int hi) {
+  return static_cast<int>(b.first(hi) - b.first(lo));
+}
+
 // Appends a pipelined chain broadcast in segments of segment_count elements.
 void add_chain_bcast(Schedule& s, void* buf, int count, MPI_Datatype type, int root, int rank,
                      int size, int segment_count);

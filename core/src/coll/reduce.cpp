@@ -1,6 +1,9 @@
-// Reduce: a binomial tree for short messages and non-commutative operations (rank order kept);
-// for long messages with a commutative operation, a ring reduce-scatter and each block sent to
-// the root, so no process sends or receives much more than the message twice.
+// Reduce: a binomial tree (also for every non-commutative operation: rank order kept); for long
+// messages with a commutative operation, Rabenseifner's reduce-scatter by recursive halving and
+// a gather by recursive doubling onto the root, or on a process count that is not a power of
+// two and very long messages, a ring reduce-scatter and each block sent to the root. On shared
+// memory the binomial tree moves the least data in total (p - 1 messages), so it wins up to
+// several MiB there; the thresholds move long messages to the others.
 #include "common.hpp"
 #include "rangecomm/collectives.hpp"
 #include "tuning.hpp"
@@ -28,6 +31,44 @@ void add_ring_reduce(detail::Schedule& s, const void* sendbuf, void* recvbuf, in
   s.end_round();
 }
 
+// Rabenseifner: a reduce-scatter by recursive halving, then the blocks gathered by recursive
+// doubling in reverse onto one process (the root, or when the root sat the halving out, the
+// partner it folded into, which passes the whole result on): log2 p steps each way instead of
+// the ring's p.
+void add_rabenseifner_reduce(detail::Schedule& s, const void* sendbuf, void* recvbuf, int count,
+                             MPI_Datatype type, MPI_Op op, int root, int rank, int size) {
+  detail::Fold fold(size);
+  bool root_sits_out = fold.newrank(root) < 0;
+  int target = fold.newrank(root_sits_out ? root + 1 : root);
+  // recvbuf is insignificant off the root: work in scratch there.
+  void* work = rank == root ? recvbuf : s.scratch(count, type);
+  if (work != sendbuf) s.copy(sendbuf, count, type, work, count, type);
+  void* tmp = s.scratch(count, type);
+  int newrank = fold.fold_in(s, work, tmp, count, type, op, rank, rank == root);
+  if (newrank < 0) return;
+  detail::Blocks mine(work, count, type, fold.pof2), theirs(tmp, count, type, fold.pof2);
+  detail::add_halving_reduce_scatter(s, mine, theirs, type, op, newrank, fold);
+  // Step `mask`: every process still holding blocks has mask of them, aligned; the one of each
+  // pair farther from the target (by the bit `mask` of newrank ^ target) hands them over.
+  int away = newrank ^ target;
+  for (int mask = 1; mask < fold.pof2; mask <<= 1) {
+    int partner = newrank ^ mask;
+    if (away & mask) {
+      int my_lo = newrank & ~(mask - 1);
+      s.send(mine.at(my_lo), detail::span_length(mine, my_lo, my_lo + mask), type,
+             fold.real(partner));
+      s.end_round();
+      return;
+    }
+    int their_lo = partner & ~(mask - 1);
+    s.recv(mine.at(their_lo), detail::span_length(mine, their_lo, their_lo + mask), type,
+           fold.real(partner));
+    s.end_round();
+  }
+  if (root_sits_out) s.send(work, count, type, root);  // this is root + 1
+  s.end_round();
+}
+
 int reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, int root,
            const Comm& comm, Request* request, const char* fn) {
   detail::RangeState* s = nullptr;
@@ -45,9 +86,12 @@ int reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI
   long long bytes = static_cast<long long>(count) * type_size;
   if (count == 0) {
     // nothing to do
-  } else if (bytes < detail::tuning("REDUCE_SHORT_BYTES", 65536) || count < s->size ||
+  } else if (bytes < detail::tuning("REDUCE_SHORT_BYTES", 4 << 20) || count < s->size ||
              !detail::commutative(op)) {
     detail::add_reduce(*sched, sendbuf, recvbuf, count, type, op, root, s->rank, s->size);
+  } else if ((s->size & (s->size - 1)) == 0 ||
+             bytes < detail::tuning("REDUCE_RING_BYTES", 8 << 20)) {
+    add_rabenseifner_reduce(*sched, sendbuf, recvbuf, count, type, op, root, s->rank, s->size);
   } else {
     add_ring_reduce(*sched, sendbuf, recvbuf, count, type, op, root, s->rank, s->size);
   }
