@@ -268,33 +268,43 @@ int post_round(const Schedule& schedule, size_t r, RangeState& range, int tag,
   return MPI_SUCCESS;
 }
 
-// Runs round r to completion when it moves exactly one message (the rounds of binomial trees,
-// chains and pairwise exchanges): a blocking send or receive waits exactly as Isend/Irecv plus
-// Waitall would, for about half the instructions. Returns false, doing nothing, otherwise.
+// Runs round r to completion when it moves exactly one message (the rounds of binomial trees
+// and chains) or exchanges one message each way with peers (recursive doubling and halving,
+// Bruck, dissemination): a blocking send, receive or MPI_Sendrecv waits exactly as Isend/Irecv
+// plus Waitall would, for about half the instructions. Returns false, doing nothing, otherwise.
 bool run_single_transfer_round(const Schedule& schedule, size_t r, RangeState& range, int tag,
                                int* rc) {
   const Schedule::Step* begin = schedule.round_begin(r);
   const Schedule::Step* end = schedule.round_end(r);
-  const Schedule::Step* transfer = nullptr;
+  const Schedule::Step* send = nullptr;
+  const Schedule::Step* recv = nullptr;
   for (const auto* s = begin; s != end; ++s) {
     if (!is_transfer(*s)) continue;
-    if (transfer != nullptr) return false;
-    transfer = s;
+    const Schedule::Step*& slot = s->kind == Schedule::Step::Kind::send ? send : recv;
+    if (slot != nullptr) return false;
+    slot = s;
   }
-  if (transfer == nullptr) return false;
+  if (send == nullptr && recv == nullptr) return false;
   *rc = run_local_steps(begin, end);
   if (*rc != MPI_SUCCESS) return true;
-  const Schedule::Step& s = *transfer;
-  int peer = range.to_root(s.peer);
-  if (s.kind == Schedule::Step::Kind::send) {
-    *rc = MPI_Send(s.in, s.count, s.type, peer, tag, range.lane_comm());
-    return true;
-  }
+  int to = send != nullptr ? range.to_root(send->peer) : MPI_PROC_NULL;
+  int from = recv != nullptr ? range.to_root(recv->peer) : MPI_PROC_NULL;
   Parked p;
-  if (take_parked(range, TagLayout::collective, peer, tag & TagLayout::max_payload, &p))
-    *rc = MPI_Mrecv(s.out, s.count, s.type, &p.message, MPI_STATUS_IGNORE);
-  else
-    *rc = MPI_Recv(s.out, s.count, s.type, peer, tag, range.lane_comm(), MPI_STATUS_IGNORE);
+  if (recv != nullptr &&
+      take_parked(range, TagLayout::collective, from, tag & TagLayout::max_payload, &p)) {
+    // Already here: receive it first, then send (the peer's own receive is posted by then).
+    *rc = MPI_Mrecv(recv->out, recv->count, recv->type, &p.message, MPI_STATUS_IGNORE);
+    if (*rc == MPI_SUCCESS && send != nullptr)
+      *rc = MPI_Send(send->in, send->count, send->type, to, tag, range.lane_comm());
+  } else if (send != nullptr && recv != nullptr) {
+    *rc = MPI_Sendrecv(send->in, send->count, send->type, to, tag, recv->out, recv->count,
+                       recv->type, from, tag, range.lane_comm(), MPI_STATUS_IGNORE);
+  } else if (send != nullptr) {
+    *rc = MPI_Send(send->in, send->count, send->type, to, tag, range.lane_comm());
+  } else {
+    *rc = MPI_Recv(recv->out, recv->count, recv->type, from, tag, range.lane_comm(),
+                   MPI_STATUS_IGNORE);
+  }
   return true;
 }
 
