@@ -292,7 +292,9 @@ bool run_single_transfer_round(const Schedule& schedule, size_t r, RangeState& r
   Parked p;
   if (recv != nullptr &&
       take_parked(range, TagLayout::collective, from, tag & TagLayout::max_payload, &p)) {
-    // Already here: receive it first, then send (the peer's own receive is posted by then).
+    // MPI no longer holds this message (a wildcard probe took it), so MPI_Sendrecv cannot
+    // receive it: receive it first (it needs nothing more of its sender than progress, which a
+    // sender blocked in its own round makes), then send.
     *rc = MPI_Mrecv(recv->out, recv->count, recv->type, &p.message, MPI_STATUS_IGNORE);
     if (*rc == MPI_SUCCESS && send != nullptr)
       *rc = MPI_Send(send->in, send->count, send->type, to, tag, range.lane_comm());

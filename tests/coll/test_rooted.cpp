@@ -8,7 +8,9 @@
 #include <cstring>
 
 #include "coll_util.hpp"
+#include "matching.hpp"
 #include "rangecomm/embedding.hpp"
+#include "tag_layout.hpp"
 
 using namespace colltest;
 using rangecomm::Request;
@@ -224,6 +226,41 @@ TEST_CASE("collectives interleaved with point-to-point traffic of the same tags"
   REQUIRE(rangecomm::Waitall(4, recvs.data(), MPI_STATUSES_IGNORE) == MPI_SUCCESS);
   REQUIRE(rangecomm::Waitall(4, sends.data(), MPI_STATUSES_IGNORE) == MPI_SUCCESS);
   for (int t = 0; t < 4; ++t) CHECK(in[t] == (me + p - 1) % p);
+}
+
+// A wildcard probe takes every message off the range's lane and parks what it does not want,
+// collective messages included. A blocking collective whose round sends one message and
+// receives a parked one must receive it from the parked queue (MPI no longer has it) and still
+// send its own: exercised on the two-rank allreduce (one exchange per round), with a short
+// message and with one long enough to go by rendezvous.
+TEST_CASE("a blocking exchange round receives a message a wildcard probe parked") {
+  auto w = world();
+  if (w.size() < 2) return;
+  rangecomm::Comm pair;
+  REQUIRE(rangecomm::Split_Comm(w, 0, 1, 1, &pair) == MPI_SUCCESS);
+  if (pair.is_null()) return;
+  const int peer_root = pair.state()->to_root(1);
+  for (int count : {1, 300000}) {
+    INFO("count " << count);
+    std::vector<int> in(count, pair.rank() + 1), sum(count, -1);
+    if (pair.rank() == 0) {
+      using rangecomm::detail::TagLayout;
+      // Poll until rank 1's first allreduce message has been taken off the lane and parked.
+      while (rangecomm::detail::peek_parked(*pair.state(), TagLayout::collective, peer_root,
+                                            MPI_ANY_TAG) == nullptr) {
+        int flag = 0;
+        REQUIRE(rangecomm::Iprobe(MPI_ANY_SOURCE, 4711, pair, &flag, MPI_STATUS_IGNORE) ==
+                MPI_SUCCESS);
+        REQUIRE(flag == 0);
+      }
+    }
+    REQUIRE(rangecomm::Allreduce(in.data(), sum.data(), count, MPI_INT, MPI_SUM, pair) ==
+            MPI_SUCCESS);
+    CHECK(sum == std::vector<int>(count, 3));
+    CHECK(rangecomm::detail::peek_parked(*pair.state(), rangecomm::detail::TagLayout::collective,
+                                         MPI_ANY_SOURCE, MPI_ANY_TAG) == nullptr);
+    REQUIRE(rangecomm::Barrier(pair) == MPI_SUCCESS);
+  }
 }
 
 TEST_CASE("no process leaves a Barrier before every process has entered it") {

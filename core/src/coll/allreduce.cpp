@@ -85,10 +85,9 @@ int allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, 
     detail::add_bcast(*sched, recvbuf, count, type, 0, s->rank, s->size);
   } else {
     sched->copy(sendbuf, count, type, recvbuf, count, type);
-    bool pof2 = (s->size & (s->size - 1)) == 0;
     if (bytes < detail::tuning("ALLREDUCE_SHORT_BYTES", 8192) || count < s->size)
       add_recursive_doubling(*sched, recvbuf, count, type, op, s->rank, s->size);
-    else if (pof2 || bytes < detail::tuning("ALLREDUCE_RING_BYTES", 2 << 20))
+    else if (detail::Fold(s->size).none() || bytes < detail::tuning("ALLREDUCE_RING_BYTES", 2 << 20))
       add_rabenseifner(*sched, recvbuf, count, type, op, s->rank, s->size);
     else  // Rabenseifner's fold-in would move the whole vector twice more
       add_ring(*sched, recvbuf, count, type, op, s->rank, s->size);

@@ -91,6 +91,8 @@ struct Fold {
   }
   // The range rank of a rank among the pof2.
   int real(int newrank) const { return newrank < rem ? 2 * newrank + 1 : newrank + rem; }
+  // Whether nobody folds in (the size is a power of two).
+  bool none() const { return rem == 0; }
 
   // Appends the fold-in: a sitting-out rank sends buf to rank + 1 (and, with result_back,
   // receives the result there at the end: fold_out's send); its partner reduces it into buf

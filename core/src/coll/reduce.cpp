@@ -100,7 +100,7 @@ int reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI
   } else if (bytes < detail::tuning("REDUCE_SHORT_BYTES", kReduceShortBytes) || count < s->size ||
              !detail::commutative(op)) {
     detail::add_reduce(*sched, sendbuf, recvbuf, count, type, op, root, s->rank, s->size);
-  } else if ((s->size & (s->size - 1)) == 0 ||
+  } else if (detail::Fold(s->size).none() ||
              bytes < detail::tuning("REDUCE_RING_BYTES", 8 << 20)) {
     add_rabenseifner_reduce(*sched, sendbuf, recvbuf, count, type, op, root, s->rank, s->size);
   } else {
