@@ -72,7 +72,11 @@ void for_each_setting(const std::vector<Setting>& settings, Body body) {
 
 const std::vector<Setting> kBcastSettings = {
     {"defaults", {}},
-    {"binomial", {{"RANGECOMM_BCAST_PIPELINE_BYTES", "1000000000"}}},
+    {"binomial", {{"RANGECOMM_BCAST_PIPELINE_BYTES", "1000000000"}, {"RANGECOMM_BCAST_PIECED_BYTES", "0"}}},
+    {"binomial in 12-byte pieces",
+     {{"RANGECOMM_BCAST_PIPELINE_BYTES", "1000000000"},
+      {"RANGECOMM_BCAST_PIECED_BYTES", "1000000000"},
+      {"RANGECOMM_BCAST_PIECE_BYTES", "12"}}},
     {"pipelined chain, 40-byte segments",
      {{"RANGECOMM_BCAST_PIPELINE_BYTES", "0"}, {"RANGECOMM_BCAST_SEGMENT_BYTES", "40"}}},
 };

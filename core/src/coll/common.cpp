@@ -111,18 +111,32 @@ void add_halving_reduce_scatter(Schedule& s, const Blocks& mine, const Blocks& t
   }
 }
 
-void add_bcast(Schedule& s, void* buf, int count, MPI_Datatype type, int root, int rank, int size) {
+void add_bcast(Schedule& s, void* buf, int count, MPI_Datatype type, int root, int rank, int size,
+               int piece_count) {
+  // Each tree edge carries the message as one message, or as pieces of piece_count elements
+  // (posted in order, so they match in order).
+  if (piece_count <= 0 || piece_count >= count) piece_count = count;
+  MPI_Aint lb = 0, extent = 0;
+  MPI_Type_get_extent(type, &lb, &extent);
+  auto each_piece = [&](auto&& post) {
+    for (int at = 0; at < count; at += piece_count)
+      post(static_cast<char*>(buf) + static_cast<MPI_Aint>(at) * extent, std::min(piece_count, count - at));
+  };
   int v = relative(rank, root, size);
   int mask = 1;
   for (; mask < size; mask <<= 1) {
     if (v & mask) {
-      s.recv(buf, count, type, absolute(v - mask, root, size));
+      int parent = absolute(v - mask, root, size);
+      each_piece([&](void* p, int n) { s.recv(p, n, type, parent); });
       s.end_round();
       break;
     }
   }
-  for (mask >>= 1; mask > 0; mask >>= 1)
-    if (v + mask < size) s.send(buf, count, type, absolute(v + mask, root, size));
+  for (mask >>= 1; mask > 0; mask >>= 1) {
+    if (v + mask >= size) continue;
+    int child = absolute(v + mask, root, size);
+    each_piece([&](void* p, int n) { s.send(p, n, type, child); });
+  }
 }
 
 void add_reduce(Schedule& s, const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,

@@ -50,8 +50,10 @@ inline int subtree_span(int v, int size) { return std::min(lowest_bit(v, size), 
 inline int relative(int rank, int root, int size) { return (rank - root + size) % size; }
 inline int absolute(int rel, int root, int size) { return (rel + root) % size; }
 
-// Appends a binomial-tree broadcast of buf from root.
-void add_bcast(Schedule& s, void* buf, int count, MPI_Datatype type, int root, int rank, int size);
+// Appends a binomial-tree broadcast of buf from root; with piece_count > 0 every tree edge
+// carries the message in pieces of piece_count elements.
+void add_bcast(Schedule& s, void* buf, int count, MPI_Datatype type, int root, int rank, int size,
+               int piece_count = 0);
 // A buffer of count elements cut into `parts` blocks whose sizes differ by at most one.
 class Blocks {
  public:
