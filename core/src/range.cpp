@@ -261,16 +261,19 @@ int Split_Comm(const Comm& parent_comm, int first, int last, int stride, Comm* o
 }
 
 namespace {
-int make_range(const std::shared_ptr<RangeState>& parent, int first, int last, int stride,
-               int levels, MPI_Comm errcomm, Comm* out);
+int make_range(const RangeState& parent, int first, int last, int stride, int levels,
+               MPI_Comm errcomm, Comm* out);
 }  // namespace
 
 int Split_Comm_below(const Comm& parent_comm, int first, int last, int stride, int levels,
                      Comm* out) {
   if (out == nullptr) return detail::raise(MPI_COMM_WORLD, MPI_ERR_ARG, "Split_Comm: out is null");
-  // A copy, not a reference: out may be the parent's own handle (Split_Comm(c, ..., &c)).
-  std::shared_ptr<RangeState> parent = CommAccess::state(parent_comm);
-  if (!parent) {
+  // out may be the parent's own handle (Split_Comm(c, ..., &c)): then the parent is kept alive
+  // by a copy while out is overwritten; otherwise it is only borrowed.
+  const std::shared_ptr<RangeState>& held = CommAccess::state(parent_comm);
+  const RangeState* parent = held.get();
+  std::shared_ptr<RangeState> kept = out == &parent_comm ? held : nullptr;
+  if (parent == nullptr) {
     *out = Comm();
     return detail::raise(MPI_COMM_WORLD, MPI_ERR_COMM, "Split_Comm: the parent is the null communicator");
   }
@@ -293,7 +296,7 @@ int Split_Comm_below(const Comm& parent_comm, int first, int last, int stride, i
   int me = parent->rank;
   if (me < first || me > last || (me - first) % stride != 0) return MPI_SUCCESS;
   try {
-    return make_range(parent, first, last, stride, levels, errcomm, out);
+    return make_range(*parent, first, last, stride, levels, errcomm, out);
   } catch (const std::bad_alloc&) {
     return detail::raise(errcomm, MPI_ERR_NO_MEM, "Split_Comm: out of memory for a new range");
   }
@@ -302,24 +305,24 @@ int Split_Comm_below(const Comm& parent_comm, int first, int last, int stride, i
 namespace {
 
 // The part of Split_Comm_below that allocates (the new range and its entry in the clash table).
-int make_range(const std::shared_ptr<RangeState>& parent, int first, int last, int stride,
-               int levels, MPI_Comm errcomm, Comm* out) {
-  int me = parent->rank;
+int make_range(const RangeState& parent, int first, int last, int stride, int levels,
+               MPI_Comm errcomm, Comm* out) {
+  int me = parent.rank;
   auto s = std::make_shared<RangeState>();
-  set_parent(*s, *parent);
+  set_parent(*s, parent);
   s->size = (last - first) / stride + 1;
   s->rank = (me - first) / stride;
-  if (parent->table) {
+  if (parent.table) {
     // A range of a general group: its members are a table again, unless they happen to be
     // evenly spaced on the root. O(size), unlike a range of a range.
     std::vector<int> roots(static_cast<size_t>(s->size));
-    for (int i = 0; i < s->size; ++i) roots[i] = parent->to_root(first + i * stride);
+    for (int i = 0; i < s->size; ++i) roots[i] = parent.to_root(first + i * stride);
     set_members(*s, std::move(roots));
   } else {
-    s->first = parent->to_root(first);
-    s->stride = s->size > 1 ? parent->stride * stride : 1;
+    s->first = parent.to_root(first);
+    s->stride = s->size > 1 ? parent.stride * stride : 1;
   }
-  s->depth = parent->depth + levels;
+  s->depth = parent.depth + levels;
   detail::set_context(*s);
   int rc = detail::register_range(*s, errcomm);
   if (rc != MPI_SUCCESS) return rc;

@@ -42,13 +42,14 @@ bool TagLayout::make(long long tag_ub, int lanes, TagLayout* out, const char** w
 }
 
 std::uint32_t TagLayout::context(int depth, int first, int last, int stride) const {
-  int shift = 0;
-  std::uint32_t ctx = 0;
-  for (auto [value, bits] : {std::pair{depth, depth_bits}, std::pair{first, first_bits},
-                             std::pair{last, last_bits}, std::pair{stride, stride_bits}}) {
-    ctx |= low_bits(value, bits) << shift;
-    shift += bits;
-  }
+  // depth | first | last | stride, from the lowest bits up.
+  std::uint32_t ctx = low_bits(depth, depth_bits);
+  int shift = depth_bits;
+  ctx |= low_bits(first, first_bits) << shift;
+  shift += first_bits;
+  ctx |= low_bits(last, last_bits) << shift;
+  shift += last_bits;
+  ctx |= low_bits(stride, stride_bits) << shift;
   // The two values reserved for creation traffic move below them; a range that then shares a
   // context with another is caught by the clash check like any other.
   return ctx >= creation_context(1) ? ctx - 2 : ctx;

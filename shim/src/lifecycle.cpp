@@ -140,14 +140,14 @@ int parent_of(MPI_Comm comm, const char* fn, RangeParent* out) {
   if (int rc = get_comm(comm, fn, &c)) return rc;
   if (c->range.is_null())
     return raise_error(comm, MPI_ERR_COMM, "%s: the MPI_Comm_idup making it has not completed", fn);
-  out->range = c->range;
+  out->range = &c->range;
   out->first = 0, out->stride = 1, out->size = c->range.size(), out->rank = c->range.rank();
   return MPI_SUCCESS;
 }
 
 bool mapped_parent(MPI_Comm real, RangeParent* out) {
   if (g_world.range.is_null() || real == MPI_COMM_NULL) return false;
-  out->range = g_world.range;
+  out->range = &g_world.range;
   if (real == MPI_COMM_WORLD) {
     out->first = 0, out->stride = 1, out->size = g_world.range.size();
     out->rank = g_world.range.rank();
@@ -184,11 +184,11 @@ int split_parent(MPI_Comm comm, const RangeParent& p, int first, int last, int s
   if (!p.affine()) {  // an irregular real parent: the range's members are a general group
     std::vector<int> members;
     for (int r = first; r <= last; r += stride) members.push_back(p.in_range(r));
-    int rc = rangecomm::Group_Comm_below(p.range, members.data(),
+    int rc = rangecomm::Group_Comm_below(*p.range, members.data(),
                                          static_cast<int>(members.size()), levels, out);
     return result(comm, rc);
   }
-  int rc = rangecomm::Split_Comm_below(p.range, p.first + first * p.stride,
+  int rc = rangecomm::Split_Comm_below(*p.range, p.first + first * p.stride,
                                        p.first + last * p.stride, stride * p.stride, levels, out);
   return result(comm, rc);
 }

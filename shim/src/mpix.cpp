@@ -85,7 +85,7 @@ int start_group_creation(MPI_Comm comm, const RangeParent& p, const std::vector<
   for (size_t i = 0; i < ranks.size(); ++i) in_range[i] = p.in_range(ranks[i]);
   if (int rc = new_pending_comm(inherited_errhandler(comm), newcomm)) return rc;
   return start_creation(comm, fn, newcomm, request, [&](rangecomm::Comm* out, rangecomm::Request* r) {
-    return rangecomm::Icomm_create_group(p.range, in_range.data(),
+    return rangecomm::Icomm_create_group(*p.range, in_range.data(),
                                          static_cast<int>(in_range.size()), tag, out, r);
   });
 }

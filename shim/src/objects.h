@@ -141,7 +141,9 @@ MPI_Comm group_channel();
 // world ranks (dups of MPI_COMM_WORLD, MPI_COMM_SELF, order-keeping splits, ...), through the
 // table `world` otherwise (then what it makes are general groups of the world).
 struct RangeParent {
-  rangecomm::Comm range;
+  // Borrowed from the parent's handle (a communicator of the library, or the world's range),
+  // which outlives the call using it: no reference count to touch on the creation path.
+  const rangecomm::Comm* range = nullptr;
   int first = 0, stride = 1, size = 0, rank = MPI_UNDEFINED;
   const std::vector<int>* world = nullptr;  // world rank of each rank, for irregular parents
   int in_range(int r) const { return world ? (*world)[r] : first + r * stride; }
