@@ -72,11 +72,16 @@ void for_each_setting(const std::vector<Setting>& settings, Body body) {
 
 const std::vector<Setting> kBcastSettings = {
     {"defaults", {}},
-    {"binomial", {{"RANGECOMM_BCAST_PIPELINE_BYTES", "1000000000"}, {"RANGECOMM_BCAST_PIECED_BYTES", "0"}}},
-    {"binomial in 12-byte pieces",
+    {"binomial",
      {{"RANGECOMM_BCAST_PIPELINE_BYTES", "1000000000"},
+      {"RANGECOMM_BCAST_SMALL_PIECED_BYTES", "0"},
+      {"RANGECOMM_BCAST_PIECED_BYTES", "0"}}},
+    {"binomial in pieces: 12 bytes up to 100 bytes, 40 bytes beyond",
+     {{"RANGECOMM_BCAST_PIPELINE_BYTES", "1000000000"},
+      {"RANGECOMM_BCAST_SMALL_PIECED_BYTES", "100"},
+      {"RANGECOMM_BCAST_SMALL_PIECE_BYTES", "12"},
       {"RANGECOMM_BCAST_PIECED_BYTES", "1000000000"},
-      {"RANGECOMM_BCAST_PIECE_BYTES", "12"}}},
+      {"RANGECOMM_BCAST_PIECE_BYTES", "40"}}},
     {"pipelined chain, 40-byte segments",
      {{"RANGECOMM_BCAST_PIPELINE_BYTES", "0"}, {"RANGECOMM_BCAST_SEGMENT_BYTES", "40"}}},
 };

@@ -1,6 +1,6 @@
-// Broadcast: a binomial tree for short messages (log p steps), on Open MPI sending messages up to
-// 32 KiB in eager-sized pieces; for long ones a pipelined chain in segments, so every link
-// carries the message once and the root is busy only ~1 message time.
+// Broadcast: a binomial tree for short messages (log p steps), on Open MPI sending messages up
+// to 32 KiB in pieces that stay on the transport's fast paths; for long ones a pipelined chain in
+// segments, so every link carries the message once and the root is busy only ~1 message time.
 #include "common.hpp"
 #include "rangecomm/collectives.hpp"
 #include "tuning.hpp"
@@ -29,17 +29,34 @@ namespace rangecomm {
 
 namespace {
 
-// Open MPI's shared-memory transport sends a message of up to 4 KiB including its header
-// eagerly and a longer one only after the receiver has answered; on 8 ranks sharing 2 cores
-// that answer waits for the receiver to be scheduled. Pieces of 4000 bytes keep every piece
-// eager: 4-32 KiB broadcasts took 0.85-0.9x of the single-message tree's time (and native's)
-// there; at 64 KiB the pieces no longer win. MPICH's eager size is larger and pieces made its
-// 32-64 KiB broadcasts 1.2-1.6x slower on 2 ranks, so they are off there.
+// Open MPI's shared-memory transport has three speeds for a message: up to 256 bytes it is
+// copied straight into a per-peer fast box, up to 4 KiB (header included) it goes eagerly
+// through a queue, and beyond that it waits for the receiver to answer. With 8 ranks on 2 cores
+// every step down costs a scheduling delay: a 256-byte broadcast took 7 us, a 384-byte one
+// 49 us. So on Open MPI a broadcast of up to 1 KiB travels in pieces of 256 bytes (384 bytes to
+// 1 KiB: 0.26-0.53x of native, which sends one message; 1.5 KiB still won on 8 ranks but lost
+// on 2, one per core, and from 2 KiB the pieces fill the fast box), and one of up to 32 KiB in
+// pieces of 4000 bytes (4-16 KiB: 0.70-0.88x; at 64 KiB pieces no longer win). MPICH's eager
+// size is larger and pieces made its 32-64 KiB broadcasts 1.2-1.6x slower on 2 ranks, so they
+// are off there.
 #if defined(OPEN_MPI)
+constexpr long long kBcastSmallPiecedBytes = 1024;
 constexpr long long kBcastPiecedBytes = 32768;
 #else
+constexpr long long kBcastSmallPiecedBytes = 0;
 constexpr long long kBcastPiecedBytes = 0;
 #endif
+
+// Elements per piece for a broadcast of `bytes`, or 0 for one message per tree edge.
+int bcast_piece_count(long long bytes, int type_size) {
+  long long piece_bytes = 0;
+  if (bytes <= detail::tuning("BCAST_SMALL_PIECED_BYTES", kBcastSmallPiecedBytes))
+    piece_bytes = detail::tuning("BCAST_SMALL_PIECE_BYTES", 256);
+  else if (bytes <= detail::tuning("BCAST_PIECED_BYTES", kBcastPiecedBytes))
+    piece_bytes = detail::tuning("BCAST_PIECE_BYTES", 4000);
+  if (type_size <= 0 || piece_bytes < type_size || piece_bytes >= bytes) return 0;
+  return static_cast<int>(piece_bytes / type_size);
+}
 
 int bcast(void* buf, int count, MPI_Datatype type, int root, const Comm& comm, Request* request,
           const char* fn) {
@@ -52,20 +69,13 @@ int bcast(void* buf, int count, MPI_Datatype type, int root, const Comm& comm, R
   int type_size = 0;
   MPI_Type_size(type, &type_size);
   long long bytes = static_cast<long long>(count) * type_size;
-  long long segment_bytes = std::max(1LL, detail::tuning("BCAST_SEGMENT_BYTES", 1 << 20));
   if (count == 0 || s->size == 1) {
     // nothing to send
   } else if (bytes < detail::tuning("BCAST_PIPELINE_BYTES", 8 << 20) || s->size == 2) {
-    // Up to BCAST_PIECED_BYTES a message goes in pieces that each fit MPI's eager protocol:
-    // a parent hands a piece over without waiting for its child to be ready to receive.
-    int piece_count = 0;
-    if (bytes <= detail::tuning("BCAST_PIECED_BYTES", kBcastPiecedBytes)) {
-      long long piece_bytes = detail::tuning("BCAST_PIECE_BYTES", 4000);
-      if (type_size > 0 && piece_bytes >= type_size && piece_bytes < bytes)
-        piece_count = static_cast<int>(piece_bytes / type_size);
-    }
-    detail::add_bcast(*sched, buf, count, type, root, s->rank, s->size, piece_count);
+    detail::add_bcast(*sched, buf, count, type, root, s->rank, s->size,
+                      bcast_piece_count(bytes, type_size));
   } else {
+    long long segment_bytes = std::max(1LL, detail::tuning("BCAST_SEGMENT_BYTES", 1 << 20));
     int segment_count = static_cast<int>(std::max(1LL, segment_bytes / std::max(type_size, 1)));
     detail::add_chain_bcast(*sched, buf, count, type, root, s->rank, s->size, segment_count);
   }
