@@ -1,6 +1,9 @@
 // Broadcast: a binomial tree for short messages (log p steps), on Open MPI sending messages up
 // to 32 KiB in pieces that stay on the transport's fast paths; for long ones a pipelined chain in
 // segments, so every link carries the message once and the root is busy only ~1 message time.
+#include <algorithm>
+#include <climits>
+
 #include "common.hpp"
 #include "rangecomm/collectives.hpp"
 #include "tuning.hpp"
@@ -47,15 +50,43 @@ constexpr long long kBcastSmallPiecedBytes = 0;
 constexpr long long kBcastPiecedBytes = 0;
 #endif
 
-// Elements per piece for a broadcast of `bytes`, or 0 for one message per tree edge.
-int bcast_piece_count(long long bytes, int type_size) {
-  long long piece_bytes = 0;
+// Bytes per piece for a tree broadcast of `bytes`, or 0 for one message per tree edge.
+int bcast_piece_bytes(long long bytes) {
+  long long piece = 0;
   if (bytes <= detail::tuning("BCAST_SMALL_PIECED_BYTES", kBcastSmallPiecedBytes))
-    piece_bytes = detail::tuning("BCAST_SMALL_PIECE_BYTES", 256);
+    piece = detail::tuning("BCAST_SMALL_PIECE_BYTES", 256);
   else if (bytes <= detail::tuning("BCAST_PIECED_BYTES", kBcastPiecedBytes))
-    piece_bytes = detail::tuning("BCAST_PIECE_BYTES", 4000);
-  if (type_size <= 0 || piece_bytes < type_size || piece_bytes >= bytes) return 0;
-  return static_cast<int>(piece_bytes / type_size);
+    piece = detail::tuning("BCAST_PIECE_BYTES", 4000);
+  return piece > 0 && piece < bytes ? static_cast<int>(std::min<long long>(piece, INT_MAX)) : 0;
+}
+
+int bcast_segment_bytes() {
+  long long segment = detail::tuning("BCAST_SEGMENT_BYTES", 1 << 20);
+  return static_cast<int>(std::clamp<long long>(segment, 1, INT_MAX));
+}
+
+// Pieces and segments must cut every process's message at the same places, but MPI lets each
+// process describe the message with its own datatype (only the type signatures must match:
+// 1000 MPI_INT at the root, one contiguous type of 1000 ints elsewhere). So they are cut from
+// the message's bytes, transferred as MPI_PACKED: the buffer itself on a process whose type
+// is a predefined one without padding, a packed copy on any other (packed at the root before
+// its sends, unpacked after the receives). This takes packed data to be the bytes of the
+// elements, as in MPICH and Open MPI on one kind of machine.
+template <class Transfers>
+void as_bytes(detail::Schedule& s, void* buf, int count, MPI_Datatype type, int bytes, int root,
+              int rank, Transfers transfers) {
+  // Contiguous: a predefined type without padding (a derived type could also overlap itself).
+  int integers = 0, addresses = 0, types = 0, combiner = 0;
+  MPI_Type_get_envelope(type, &integers, &addresses, &types, &combiner);
+  MPI_Aint lb = 0, extent = 0;
+  MPI_Type_get_extent(type, &lb, &extent);
+  bool contiguous = combiner == MPI_COMBINER_NAMED && lb == 0 && extent * count == bytes;
+  void* raw = contiguous ? buf : s.scratch(bytes, MPI_PACKED);
+  if (!contiguous && rank == root) s.copy(buf, count, type, raw, bytes, MPI_PACKED);
+  transfers(raw);
+  // A local step runs before the sends of its round, so children get the packed bytes, and
+  // the unpacked message is complete when the broadcast is.
+  if (!contiguous && rank != root) s.copy(raw, bytes, MPI_PACKED, buf, count, type);
 }
 
 int bcast(void* buf, int count, MPI_Datatype type, int root, const Comm& comm, Request* request,
@@ -69,15 +100,20 @@ int bcast(void* buf, int count, MPI_Datatype type, int root, const Comm& comm, R
   int type_size = 0;
   MPI_Type_size(type, &type_size);
   long long bytes = static_cast<long long>(count) * type_size;
+  bool tree = bytes < detail::tuning("BCAST_PIPELINE_BYTES", 8 << 20) || s->size == 2;
+  int piece_bytes = tree ? bcast_piece_bytes(bytes) : bcast_segment_bytes();
   if (count == 0 || s->size == 1) {
     // nothing to send
-  } else if (bytes < detail::tuning("BCAST_PIPELINE_BYTES", 8 << 20) || s->size == 2) {
-    detail::add_bcast(*sched, buf, count, type, root, s->rank, s->size,
-                      bcast_piece_count(bytes, type_size));
+  } else if (piece_bytes == 0 || bytes > INT_MAX) {
+    detail::add_bcast(*sched, buf, count, type, root, s->rank, s->size);
   } else {
-    long long segment_bytes = std::max(1LL, detail::tuning("BCAST_SEGMENT_BYTES", 1 << 20));
-    int segment_count = static_cast<int>(std::max(1LL, segment_bytes / std::max(type_size, 1)));
-    detail::add_chain_bcast(*sched, buf, count, type, root, s->rank, s->size, segment_count);
+    as_bytes(*sched, buf, count, type, static_cast<int>(bytes), root, s->rank, [&](void* raw) {
+      int n = static_cast<int>(bytes);
+      if (tree)
+        detail::add_bcast(*sched, raw, n, MPI_PACKED, root, s->rank, s->size, piece_bytes);
+      else
+        detail::add_chain_bcast(*sched, raw, n, MPI_PACKED, root, s->rank, s->size, piece_bytes);
+    });
   }
   return detail::run(comm, std::move(sched), request);
 }

@@ -1,5 +1,6 @@
 #include "tuning.hpp"
 
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -32,19 +33,34 @@ void read(Setting& s) {
   s.generation = g_generation;
 }
 
+// The last setting found for each call site, by the address of its name (a direct-mapped
+// cache: a collective asks for up to four thresholds per call, and scanning every setting cost
+// about 44 instructions each). A collision only sends a name to the scan again.
+struct CacheSlot {
+  const char* name = nullptr;
+  size_t index = 0;
+};
+CacheSlot g_cache[64];
+
+size_t find(const char* name) {
+  // Call sites pass string literals, so the pointer nearly always matches; text is compared
+  // only for a name not seen at this address yet.
+  for (size_t i = 0; i < g_settings.size(); ++i)
+    if (g_settings[i].name == name) return i;
+  for (size_t i = 0; i < g_settings.size(); ++i)
+    if (std::strcmp(g_settings[i].name, name) == 0) return i;
+  g_settings.push_back(Setting{name, false, 0, 0});
+  return g_settings.size() - 1;
+}
+
 }  // namespace
 
 long long tuning(const char* name, long long fallback) {
-  // Call sites pass string literals, so the pointer nearly always matches; text is compared
-  // only for a name not seen at this address yet.
-  Setting* found = nullptr;
-  for (Setting& s : g_settings)
-    if (s.name == name) found = &s;
-  for (size_t i = 0; found == nullptr && i < g_settings.size(); ++i)
-    if (std::strcmp(g_settings[i].name, name) == 0) found = &g_settings[i];
-  if (found == nullptr) found = &g_settings.emplace_back(Setting{name, false, 0, 0});
-  if (found->generation != g_generation) read(*found);
-  return found->set ? found->value : fallback;
+  CacheSlot& slot = g_cache[(reinterpret_cast<std::uintptr_t>(name) >> 3) % 64];
+  if (slot.name != name) slot = CacheSlot{name, find(name)};
+  Setting& s = g_settings[slot.index];
+  if (s.generation != g_generation) read(s);
+  return s.set ? s.value : fallback;
 }
 
 void tuning_changed() { ++g_generation; }
