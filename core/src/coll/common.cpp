@@ -116,8 +116,8 @@ void add_bcast(Schedule& s, void* buf, int count, MPI_Datatype type, int root, i
   // Each tree edge carries the message as one message, or as pieces of piece_count elements
   // (posted in order, so they match in order).
   if (piece_count <= 0 || piece_count >= count) piece_count = count;
-  MPI_Aint lb = 0, extent = 0;
-  MPI_Type_get_extent(type, &lb, &extent);
+  MPI_Aint lb = 0, extent = 0;  // only needed past the first piece
+  if (piece_count < count) MPI_Type_get_extent(type, &lb, &extent);
   auto each_piece = [&](auto&& post) {
     for (int at = 0; at < count; at += piece_count)
       post(static_cast<char*>(buf) + static_cast<MPI_Aint>(at) * extent, std::min(piece_count, count - at));
