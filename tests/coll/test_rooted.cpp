@@ -70,6 +70,20 @@ void for_each_setting(const std::vector<Setting>& settings, Body body) {
   }
 }
 
+// Runs body(pair) on every shape this process is a member of, under each algorithm setting.
+template <class Body>
+void for_each_member_shape(const std::vector<Setting>& settings, Body body) {
+  auto w = world();
+  auto all = shapes(w);
+  for_each_setting(settings, [&] {
+    for (auto& pr : all) {
+      if (!pr->member()) continue;
+      INFO(pr->name);
+      body(pr);
+    }
+  });
+}
+
 const std::vector<Setting> kBcastSettings = {
     {"defaults", {}},
     {"binomial",
@@ -105,12 +119,7 @@ const std::vector<Setting> kAllreduceSettings = {
 }  // namespace
 
 TEST_CASE("Bcast from every root, with every count and a strided type") {
-  auto w = world();
-  auto all = shapes(w);
-  for_each_setting(kBcastSettings, [&] {
-  for (auto& pr : all) {
-    if (!pr->member()) continue;
-    INFO(pr->name);
+  for_each_member_shape(kBcastSettings, [&](auto& pr) {
     for (int count : kCounts) {
       for (int root = 0; root < pr->range.size(); ++root) {
         auto data = random_values<int>(2 * count + 1, root, count);  // the root's data
@@ -127,7 +136,6 @@ TEST_CASE("Bcast from every root, with every count and a strided type") {
         CHECK(mine == theirs);
       }
     }
-  }
   });
 }
 
@@ -135,12 +143,7 @@ TEST_CASE("Bcast from every root, with every count and a strided type") {
 // own datatype. Ranks use n MPI_INT, one contiguous type of n ints, or n strided ints in turn,
 // so pieces and segments must be cut at the same bytes on every process.
 TEST_CASE("Bcast with a different datatype of the same signature on each process") {
-  auto w = world();
-  auto all = shapes(w);
-  for_each_setting(kBcastSettings, [&] {
-  for (auto& pr : all) {
-    if (!pr->member()) continue;
-    INFO(pr->name);
+  for_each_member_shape(kBcastSettings, [&](auto& pr) {
     for (int count : {7, 300, 1000, 5000}) {
       MPI_Datatype block;
       MPI_Type_contiguous(count, MPI_INT, &block);
@@ -169,17 +172,11 @@ TEST_CASE("Bcast with a different datatype of the same signature on each process
       }
       MPI_Type_free(&block);
     }
-  }
   });
 }
 
 TEST_CASE("Reduce and Allreduce with predefined operations, in place too") {
-  auto w = world();
-  auto all = shapes(w);
-  for_each_setting(kAllreduceSettings, [&] {
-  for (auto& pr : all) {
-    if (!pr->member()) continue;
-    INFO(pr->name);
+  for_each_member_shape(kAllreduceSettings, [&](auto& pr) {
     for (int count : kCounts) {
       INFO("count " << count);
       compare_reductions<int>(*pr, count, MPI_INT, 1, MPI_SUM, 1);
@@ -190,7 +187,6 @@ TEST_CASE("Reduce and Allreduce with predefined operations, in place too") {
       compare_reductions<int>(*pr, count, MPI_2INT, 2, MPI_MINLOC, 7);
       compare_reductions<int>(*pr, count, MPI_2INT, 2, MPI_MAXLOC, 8);
     }
-  }
   });
 }
 

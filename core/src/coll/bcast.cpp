@@ -101,18 +101,18 @@ int bcast(void* buf, int count, MPI_Datatype type, int root, const Comm& comm, R
   MPI_Type_size(type, &type_size);
   long long bytes = static_cast<long long>(count) * type_size;
   bool tree = bytes < detail::tuning("BCAST_PIPELINE_BYTES", 8 << 20) || s->size == 2;
-  int piece_bytes = tree ? bcast_piece_bytes(bytes) : bcast_segment_bytes();
+  int cut_bytes = tree ? bcast_piece_bytes(bytes) : bcast_segment_bytes();  // piece or segment
   if (count == 0 || s->size == 1) {
     // nothing to send
-  } else if (piece_bytes == 0 || bytes > INT_MAX) {
+  } else if (cut_bytes == 0 || bytes > INT_MAX) {
     detail::add_bcast(*sched, buf, count, type, root, s->rank, s->size);
   } else {
     as_bytes(*sched, buf, count, type, static_cast<int>(bytes), root, s->rank, [&](void* raw) {
       int n = static_cast<int>(bytes);
       if (tree)
-        detail::add_bcast(*sched, raw, n, MPI_PACKED, root, s->rank, s->size, piece_bytes);
+        detail::add_bcast(*sched, raw, n, MPI_PACKED, root, s->rank, s->size, cut_bytes);
       else
-        detail::add_chain_bcast(*sched, raw, n, MPI_PACKED, root, s->rank, s->size, piece_bytes);
+        detail::add_chain_bcast(*sched, raw, n, MPI_PACKED, root, s->rank, s->size, cut_bytes);
     });
   }
   return detail::run(comm, std::move(sched), request);

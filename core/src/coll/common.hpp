@@ -97,8 +97,9 @@ struct Fold {
   bool none() const { return rem == 0; }
 
   // Appends the fold-in: a sitting-out rank sends buf to rank + 1 (and, with result_back,
-  // receives the result there at the end: fold_out's send); its partner reduces it into buf
-  // through tmp (count elements). Returns newrank(rank).
+  // receives the result from rank + 1 into buf at the end: fold_out's send in an allreduce, the
+  // final send of a reduce whose root sat out); its partner reduces it into buf through tmp
+  // (count elements). Returns newrank(rank).
   int fold_in(Schedule& s, void* buf, void* tmp, int count, MPI_Datatype type, MPI_Op op,
               int rank, bool result_back) const;
   // Appends the result's way back to the ranks that sat out.
