@@ -118,6 +118,36 @@ TEST_CASE("jquick sorts with and without slot buffers", "[jquick]") {
   }
 }
 
+// Groups up to slot_direct_max send their slots member to member instead of all-reducing them.
+// Both give every member the same buffer, so with one seed they place elements that compare
+// equal but differ identically; with 3, groups of 4 or more ranks all-reduce and the smaller
+// ones below them send directly, in the same sort.
+TEST_CASE("jquick sorts alike with slots sent directly and all-reduced", "[jquick]") {
+  for (SortBackend b : kBackends) {
+    INFO("backend " << rangecomm::to_string(b));
+    const auto in = make_input<Rec>(Dist::few_distinct, 300, 11);
+    std::vector<std::vector<Rec>> out;
+    for (int direct_max : {0, 3, 8}) {
+      INFO("slot_direct_max " << direct_max);
+      JQuickOptions opt;
+      opt.backend = b;
+      opt.slot_direct_max = direct_max;
+      for (Dist d : all_dists()) sort_and_check<std::uint64_t>(d, 300, opt);
+      out.push_back(in);
+      REQUIRE(rangecomm::jquick_sort(out.back(), MPI_COMM_WORLD, opt, RecDescending{}) ==
+              MPI_SUCCESS);
+    }
+    for (std::size_t k = 1; k < out.size(); ++k) {
+      REQUIRE(out[k].size() == out[0].size());
+      bool same = true;
+      for (std::size_t i = 0; i < out[0].size(); ++i)
+        same = same && out[k][i].key == out[0][i].key && out[k][i].rank == out[0][i].rank &&
+               out[k][i].payload == out[0][i].payload;
+      CHECK(same);
+    }
+  }
+}
+
 // With slot buffers every received run is placed at its global position, so elements that
 // compare equal but differ end up where the same seed put them last time, whatever order the
 // messages arrived in.

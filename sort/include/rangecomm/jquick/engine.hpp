@@ -27,6 +27,7 @@ class Engine {
     ctx_.sp.seed = static_cast<std::int64_t>(opt.seed);
     ctx_.max_chunk = chunk_limit(opt.max_message_bytes, sizeof(T));
     ctx_.slot_max = std::max(0, opt.slot_group_max);
+    ctx_.slot_direct = std::max(0, opt.slot_direct_max);
   }
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;

@@ -1,8 +1,9 @@
 // The first level of a group of up to slot_group_max processes in one round of messages instead of
 // two (counts, then sample): every process puts its count, and a few elements of its own with
 // their local indices, into its own slots of one buffer (rank 0 adds its parameters), and one
-// bitwise-OR all-reduce gives everybody all of it (slots.hpp). The counts give each sampled
-// element its global position; the pivot is the weighted median of the sample.
+// round (a bitwise-OR all-reduce, or in small groups a message from every member to every
+// other) gives everybody all of it (slots.hpp). The counts give each sampled element its
+// global position; the pivot is the weighted median of the sample.
 #pragma once
 
 #include <mpi.h>
@@ -28,7 +29,6 @@ int start_first_level(C& ctx, Task<T, B>& t) {
   const int q = B::size(t.comm), r = B::rank(t.comm);
   const SlotLayout L = first_level_layout(q, sizeof(T));
   t.slots_in.assign(L.bytes, 0);
-  t.slots_out.assign(L.bytes, 0);
   const std::int64_t c = static_cast<std::int64_t>(t.data.size());
   put64(t.slots_in, L.count(r), c);
   if (r == 0) {
@@ -38,10 +38,8 @@ int start_first_level(C& ctx, Task<T, B>& t) {
   }
   Rng rng(mix64(static_cast<std::uint64_t>(ctx.sp.seed) ^ mix64(static_cast<std::uint64_t>(r))));
   put_sample(t.slots_in, L, 0, r, t.data.data(), c, rng);
-  t.reqs.resize(1);
   t.phase = Phase::counts;
-  return ctx.b.iallreduce(t.slots_in.data(), t.slots_out.data(), static_cast<int>(L.bytes),
-                          MPI_BYTE, MPI_BOR, t.comm, &t.reqs[0]);
+  return start_slots(ctx, t, L);
 }
 
 // After the all-reduce: this process's prefix, the total and rank 0's parameters.
@@ -49,6 +47,7 @@ template <class T, class B>
 void finish_first_counts(Task<T, B>& t) {
   const int q = B::size(t.comm), r = B::rank(t.comm);
   const SlotLayout L = first_level_layout(q, sizeof(T));
+  finish_slots(t, L);
   t.count_before = t.count_total = 0;
   for (int i = 0; i < q; ++i) {
     std::int64_t c = get64(t.slots_out, L.count(i));

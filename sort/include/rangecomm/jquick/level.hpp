@@ -37,6 +37,7 @@ namespace rangecomm::jquick {
 constexpr int kTagSmall = 11;  // data of the left group
 constexpr int kTagLarge = 12;  // data of the right group
 constexpr int kTagPair = 13;   // two-process base cases, on the attached communicator
+constexpr int kTagSlots = 14;  // slot buffers sent member to member (groups up to slot_direct_max)
 
 // What all groups of one sort share.
 template <class T, class Compare, class B>
@@ -48,7 +49,8 @@ struct Context {
   typename B::Comm top;  // attached communicator: first level and two-process base cases
   int me = 0;
   int p = 1;
-  int slot_max = 256;  // JQuickOptions::slot_group_max: groups up to it use slots.hpp
+  int slot_max = 256;   // JQuickOptions::slot_group_max: groups up to it use slots.hpp
+  int slot_direct = 8;  // JQuickOptions::slot_direct_max: ... and send them member to member
   Layout layout;
   SampleParams sp;
   std::int64_t max_chunk = 0;
@@ -117,6 +119,7 @@ struct Task {
   std::int64_t params[kParams] = {0, 0, 0, 0, 0};  // rank 0's sample parameters and chunk size
   std::int64_t pre_value = 0, pre_before = 0, pre_total = 0;  // start_prefix / finish_prefix
   std::vector<unsigned char> slots_in, slots_out;             // slots.hpp
+  std::vector<unsigned char> slots_packed;  // start_slots: every member's packed slots
 
   std::vector<std::int64_t> sample_pos;
   std::vector<T> sample_mine, sample_all;
@@ -135,6 +138,56 @@ struct Task {
     if (owns_comm) B::free(&comm);
   }
 };
+
+// Starts the round that gives every member the bitwise OR of all members' t.slots_in in
+// t.slots_out (complete once t.reqs are, and finish_slots ran). Up to ctx.slot_direct members
+// each send their own pieces, packed, to every other member: one message deep, where the
+// all-reduce of larger groups is log2 q messages deep (and each step waits for a partner).
+template <class T, class C, class B>
+int start_slots(C& ctx, Task<T, B>& t, const SlotLayout& L) {
+  const int q = B::size(t.comm), r = B::rank(t.comm);
+  t.slots_out.assign(L.bytes, 0);
+  if (q > ctx.slot_direct) {
+    t.reqs.resize(1);
+    return ctx.b.iallreduce(t.slots_in.data(), t.slots_out.data(), static_cast<int>(L.bytes),
+                            MPI_BYTE, MPI_BOR, t.comm, &t.reqs[0]);
+  }
+  // A block per member, each as large as member 0's (the largest: it adds the parameters).
+  const std::size_t block = member_bytes(L, 0);
+  t.slots_packed.assign(static_cast<std::size_t>(q) * block, 0);
+  unsigned char* mine = &t.slots_packed[static_cast<std::size_t>(r) * block];
+  pack_member(L, r, t.slots_in.data(), mine);
+  t.reqs.clear();
+  t.reqs.reserve(2 * static_cast<std::size_t>(q - 1));  // requests must not move once posted
+  for (int k = 1; k < q; ++k) {
+    const int from = (r + q - k) % q;
+    t.reqs.emplace_back();
+    int err = ctx.b.irecv(&t.slots_packed[static_cast<std::size_t>(from) * block],
+                          static_cast<int>(member_bytes(L, from)), from, kTagSlots, t.comm,
+                          &t.reqs.back());
+    if (err != MPI_SUCCESS) return err;
+  }
+  for (int k = 1; k < q; ++k) {
+    t.reqs.emplace_back();
+    int err = ctx.b.isend(mine, static_cast<int>(member_bytes(L, r)), (r + k) % q, kTagSlots,
+                          t.comm, &t.reqs.back());
+    if (err != MPI_SUCCESS) return err;
+  }
+  return MPI_SUCCESS;
+}
+
+// After start_slots's requests completed: t.slots_out is the OR of all members' buffers.
+template <class T, class B>
+void finish_slots(Task<T, B>& t, const SlotLayout& L) {
+  if (t.slots_packed.empty()) return;  // the all-reduce wrote t.slots_out
+  const int q = B::size(t.comm), r = B::rank(t.comm);
+  const std::size_t block = member_bytes(L, 0);
+  t.slots_out = t.slots_in;
+  for (int i = 0; i < q; ++i)
+    if (i != r) unpack_member(L, i, &t.slots_packed[static_cast<std::size_t>(i) * block],
+                              t.slots_out.data());
+  std::vector<unsigned char>().swap(t.slots_packed);
+}
 
 // Starts the prefix sum (t.pre_before) and total (t.pre_total) of `value` over t.comm, for
 // groups above the slot size. With `with_params`, rank 0's t.params are broadcast too.
@@ -249,7 +302,6 @@ int start_partition(C& ctx, Task<T, B>& t) {
   if (q > ctx.slot_max) return start_prefix(ctx, t, s, false);
   const SlotLayout L = split_layout(ctx, t.hi - t.lo, q, sizeof(T));
   t.slots_in.assign(L.bytes, 0);
-  t.slots_out.assign(L.bytes, 0);
   put64(t.slots_in, L.count(r, 0), s);
   put64(t.slots_in, L.count(r, 1), held);
   Rng rng(mix64(static_cast<std::uint64_t>(ctx.sp.seed) ^ mix64(t.lo) ^ mix64(~t.hi) ^
@@ -258,9 +310,7 @@ int start_partition(C& ctx, Task<T, B>& t) {
     put_sample(t.slots_in, L, 0, r, t.out.data(), s, rng);
     put_sample(t.slots_in, L, 1, r, t.out.data() + s, held - s, rng);
   }
-  t.reqs.resize(1);
-  return ctx.b.iallreduce(t.slots_in.data(), t.slots_out.data(), static_cast<int>(L.bytes),
-                          MPI_BYTE, MPI_BOR, t.comm, &t.reqs[0]);
+  return start_slots(ctx, t, L);
 }
 
 // Sends out[from..from+count) to global positions first_pos.. (their owners); what stays here is
@@ -335,6 +385,7 @@ int start_exchange(C& ctx, Task<T, B>& t) {
   const SlotLayout L = split_layout(ctx, t.hi - t.lo, B::size(t.comm), sizeof(T));
   MemberCounts m;
   if (slots) {
+    finish_slots(t, L);
     m = read_split_slots(t, L);
   } else {
     finish_prefix(t);

@@ -44,6 +44,10 @@ struct JQuickOptions {
   // groups use exscan, all-reduce and broadcast of single values and a separate sample round.
   // Must be the same on all ranks, like backend.
   int slot_group_max = 256;
+  // Groups of up to this many processes (and at most slot_group_max) send those slots straight
+  // to every other member instead of all-reducing them: one message deep instead of log2 q,
+  // at q - 1 messages per process. Must be the same on all ranks.
+  int slot_direct_max = 8;
   JQuickStats* stats = nullptr;
 };
 

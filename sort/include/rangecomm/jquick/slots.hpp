@@ -2,7 +2,10 @@
 // member fills in its own slots only (the others stay zero bytes), so that one bitwise-OR
 // all-reduce gives everybody all of it. Used by groups of up to JQuickOptions::slot_group_max
 // members (one round of messages instead of two or three, on few cores every round costs
-// context switches; larger groups use collectives of single values, so messages do not grow):
+// context switches; larger groups use collectives of single values, so messages do not grow).
+// Groups of up to JQuickOptions::slot_direct_max members skip the all-reduce: each member sends
+// its own slots, packed, straight to every other member, so the round is one message deep
+// instead of log2 q (level.hpp, start_slots).
 //
 //   counts     one or more 64-bit counts per member
 //   params     (optional) rank 0's sample parameters and message size limit
@@ -53,6 +56,44 @@ struct SlotLayout {
     return samples + side * side_bytes + q * s * 8 + slot * elem;
   }
 };
+
+// Calls f(offset, length) for each piece of the buffer that member i fills: its counts, rank
+// 0's parameters, and per side its index slots and its value slots.
+template <class F>
+void for_each_member_piece(const SlotLayout& L, int i, F f) {
+  const std::size_t m = static_cast<std::size_t>(i);
+  f(L.count(i), L.words * 8);
+  if (i == 0 && L.samples > L.params) f(L.params, L.samples - L.params);
+  for (std::size_t side = 0; side < L.sides; ++side) {
+    f(L.index(static_cast<int>(side), m * L.s), L.s * 8);
+    f(L.value(static_cast<int>(side), m * L.s), L.s * L.elem);
+  }
+}
+
+// Bytes of member i's pieces (member 0's are the most: it adds the parameters).
+inline std::size_t member_bytes(const SlotLayout& L, int i) {
+  std::size_t n = 0;
+  for_each_member_piece(L, i, [&](std::size_t, std::size_t len) { n += len; });
+  return n;
+}
+
+// Member i's pieces of `buf`, one after the other, into `packed` (member_bytes(L, i) bytes).
+inline void pack_member(const SlotLayout& L, int i, const unsigned char* buf,
+                        unsigned char* packed) {
+  for_each_member_piece(L, i, [&](std::size_t off, std::size_t len) {
+    std::memcpy(packed, buf + off, len);
+    packed += len;
+  });
+}
+
+// The inverse: member i's pieces from `packed` into their places in `buf`.
+inline void unpack_member(const SlotLayout& L, int i, const unsigned char* packed,
+                          unsigned char* buf) {
+  for_each_member_piece(L, i, [&](std::size_t off, std::size_t len) {
+    std::memcpy(buf + off, packed, len);
+    packed += len;
+  });
+}
 
 // Samples per member of a side, so that the whole buffer stays far below INT_MAX bytes.
 inline std::int64_t slot_samples(std::int64_t total_samples, int q, std::size_t elem, int sides) {
