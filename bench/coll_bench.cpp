@@ -38,7 +38,7 @@ struct Options {
   long overlap_bytes = 1 << 20;
   double test_every_us = 50;
   benchcli::Output out;
-  std::string colls = "bcast,reduce,allreduce,scan,gather,allgather,alltoall";
+  std::string colls = "barrier,bcast,reduce,allreduce,scan,gather,allgather,alltoall";
   std::string experiments = "latency,overlap,create";
   bool wants(const std::string& list, const std::string& name) const {
     return ("," + list + ",").find("," + name + ",") != std::string::npos;
@@ -121,6 +121,11 @@ void check(int rc, const char* what) {
 }
 
 void latency(const Options& o, const rangecomm::Comm& range, MPI_Comm native) {
+  if (o.wants(o.colls, "barrier")) {  // no message size: one row, size 0
+    if (rank_ == 0) std::fprintf(stderr, "  %-10s %9s bytes\n", "barrier", "0");
+    compare("barrier", "0", [&] { check(MPI_Barrier(native), "MPI_Barrier"); },
+            [&] { check(rangecomm::Barrier(range), "Barrier"); }, o.iters ? o.iters : 200, o.rounds);
+  }
   for (long bytes : o.sizes) {
     int n = static_cast<int>(std::max(1L, bytes / 4));  // ints per message
     int iters = o.iters ? o.iters : static_cast<int>(std::clamp(2000000L / (bytes + 8000), 5L, 200L));

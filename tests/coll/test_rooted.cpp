@@ -100,20 +100,42 @@ const std::vector<Setting> kBcastSettings = {
      {{"RANGECOMM_BCAST_PIPELINE_BYTES", "0"}, {"RANGECOMM_BCAST_SEGMENT_BYTES", "40"}}},
 };
 
+// "defaults" runs the direct allreduce on the small counts and recursive doubling on 1000 ints;
+// the others switch the direct one off, except the one that forces it for every count.
 const std::vector<Setting> kAllreduceSettings = {
     {"defaults", {}},
+    {"direct allreduce at every count",
+     {{"RANGECOMM_ALLREDUCE_DIRECT_PROCS", "1000000000"},
+      {"RANGECOMM_ALLREDUCE_DIRECT_BYTES", "1000000000"}}},
     {"binomial reduce, recursive doubling allreduce",
-     {{"RANGECOMM_REDUCE_SHORT_BYTES", "1000000000"}, {"RANGECOMM_ALLREDUCE_SHORT_BYTES", "1000000000"}}},
+     {{"RANGECOMM_REDUCE_SHORT_BYTES", "1000000000"},
+      {"RANGECOMM_ALLREDUCE_DIRECT_PROCS", "0"},
+      {"RANGECOMM_ALLREDUCE_SHORT_BYTES", "1000000000"}}},
     {"Rabenseifner reduce and allreduce",
      {{"RANGECOMM_REDUCE_SHORT_BYTES", "0"},
       {"RANGECOMM_REDUCE_RING_BYTES", "1000000000"},
+      {"RANGECOMM_ALLREDUCE_DIRECT_PROCS", "0"},
       {"RANGECOMM_ALLREDUCE_SHORT_BYTES", "0"},
       {"RANGECOMM_ALLREDUCE_RING_BYTES", "1000000000"}}},
     {"ring reduce and allreduce (on sizes that are not powers of two; Rabenseifner on the others)",
      {{"RANGECOMM_REDUCE_SHORT_BYTES", "0"},
       {"RANGECOMM_REDUCE_RING_BYTES", "0"},
+      {"RANGECOMM_ALLREDUCE_DIRECT_PROCS", "0"},
       {"RANGECOMM_ALLREDUCE_SHORT_BYTES", "0"},
       {"RANGECOMM_ALLREDUCE_RING_BYTES", "0"}}},
+};
+
+// A non-commutative op: the direct allreduce (small messages, default) folds in rank order on
+// every process; without it, a rank-order reduce to 0 and a broadcast.
+const std::vector<Setting> kNonCommutativeSettings = {
+    {"direct allreduce", {}},
+    {"reduce and broadcast", {{"RANGECOMM_ALLREDUCE_DIRECT_PROCS", "0"}}},
+};
+
+// The direct barrier (default up to 8 processes) and dissemination.
+const std::vector<Setting> kBarrierSettings = {
+    {"direct", {}},
+    {"dissemination", {{"RANGECOMM_BARRIER_DIRECT_PROCS", "0"}}},
 };
 
 }  // namespace
@@ -191,10 +213,7 @@ TEST_CASE("Reduce and Allreduce with predefined operations, in place too") {
 }
 
 TEST_CASE("a non-commutative user operation reduces in rank order") {
-  auto w = world();
-  for (auto& pr : shapes(w)) {
-    if (!pr->member()) continue;
-    INFO(pr->name);
+  for_each_member_shape(kNonCommutativeSettings, [&](auto& pr) {
     for (int count : {1, 5}) {
       compare_reductions<std::uint32_t>(*pr, count, matrix_type(), 4, matmul_op(), 9);
       // Independently of MPI: the product of all ranks' matrices in rank order.
@@ -212,7 +231,7 @@ TEST_CASE("a non-commutative user operation reduces in rank order") {
       REQUIRE(rangecomm::Allreduce(in.data(), got.data(), count, matrix_type(), matmul_op(), pr->range) == MPI_SUCCESS);
       CHECK(std::vector<std::uint32_t>(got.begin(), got.begin() + 4) == expected);
     }
-  }
+  });
 }
 
 TEST_CASE("many nonblocking collectives outstanding on overlapping ranges, completed out of order") {
@@ -312,42 +331,44 @@ TEST_CASE("a blocking exchange round receives a message a wildcard probe parked"
 
 TEST_CASE("no process leaves a Barrier before every process has entered it") {
   auto w = world();
-  int p = w.size(), me = w.rank();
-  // Every rank but 0 adds 1 to a counter at rank 0 with a one-sided accumulate it completes
-  // (flush) just before entering the barrier, after a delay that makes a barrier which returns
-  // early leave rank 0 with a short count. After the barrier rank 0 must see p - 1.
-  int* counter = nullptr;
-  MPI_Win win;
-  REQUIRE(MPI_Win_allocate(me == 0 ? sizeof(int) : 0, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD,
-                           &counter, &win) == MPI_SUCCESS);
-  for (int round = 1; round <= 3; ++round) {
-    MPI_Win_lock_all(0, win);
-    if (me == 0) {
-      MPI_Win_sync(win);
-      *counter = 0;
-      MPI_Win_sync(win);
+  for_each_setting(kBarrierSettings, [&] {
+    int p = w.size(), me = w.rank();
+    // Every rank but 0 adds 1 to a counter at rank 0 with a one-sided accumulate it completes
+    // (flush) just before entering the barrier, after a delay that makes a barrier which returns
+    // early leave rank 0 with a short count. After the barrier rank 0 must see p - 1.
+    int* counter = nullptr;
+    MPI_Win win;
+    REQUIRE(MPI_Win_allocate(me == 0 ? sizeof(int) : 0, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD,
+                             &counter, &win) == MPI_SUCCESS);
+    for (int round = 1; round <= 3; ++round) {
+      MPI_Win_lock_all(0, win);
+      if (me == 0) {
+        MPI_Win_sync(win);
+        *counter = 0;
+        MPI_Win_sync(win);
+      }
+      MPI_Barrier(MPI_COMM_WORLD);  // the reset happens before anyone adds
+      if (me != 0) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5 * me));
+        int one = 1;
+        MPI_Accumulate(&one, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, win);
+        MPI_Win_flush(0, win);
+      }
+      Request r;
+      if (round == 2) {
+        REQUIRE(rangecomm::Ibarrier(w, &r) == MPI_SUCCESS);
+        REQUIRE(rangecomm::Wait(&r, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+      } else {
+        REQUIRE(rangecomm::Barrier(w) == MPI_SUCCESS);
+      }
+      if (me == 0) {
+        MPI_Win_sync(win);
+        CHECK(*counter == p - 1);
+      }
+      MPI_Win_unlock_all(win);
     }
-    MPI_Barrier(MPI_COMM_WORLD);  // the reset happens before anyone adds
-    if (me != 0) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(5 * me));
-      int one = 1;
-      MPI_Accumulate(&one, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, win);
-      MPI_Win_flush(0, win);
-    }
-    Request r;
-    if (round == 2) {
-      REQUIRE(rangecomm::Ibarrier(w, &r) == MPI_SUCCESS);
-      REQUIRE(rangecomm::Wait(&r, MPI_STATUS_IGNORE) == MPI_SUCCESS);
-    } else {
-      REQUIRE(rangecomm::Barrier(w) == MPI_SUCCESS);
-    }
-    if (me == 0) {
-      MPI_Win_sync(win);
-      CHECK(*counter == p - 1);
-    }
-    MPI_Win_unlock_all(win);
-  }
-  MPI_Win_free(&win);
+    MPI_Win_free(&win);
+  });
 }
 
 TEST_CASE("bad collective arguments give the proper error class") {

@@ -1,9 +1,13 @@
-// Allreduce. Short messages: recursive doubling (log p exchanges; ranks beyond the largest power
-// of two fold into a partner first). Long messages: Rabenseifner's reduce-scatter by recursive
-// halving plus allgather by recursive doubling (2 log p exchanges, about 2 * count elements
-// sent per process); for very long messages on a process count that is not a power of two, a
-// ring reduce-scatter then a ring allgather (no fold-in). All need a commutative op; for a
-// non-commutative one, a rank-order binomial reduce to 0 and a broadcast.
+// Allreduce. Small messages on few processes: direct (every process sends its vector to every
+// other and folds them all in rank order; one round, any op). Short messages: recursive
+// doubling (log p exchanges; ranks beyond the largest power of two fold into a partner first).
+// Long messages: Rabenseifner's reduce-scatter by recursive halving plus allgather by recursive
+// doubling (2 log p exchanges, about 2 * count elements sent per process); for very long
+// messages on a process count that is not a power of two, a ring reduce-scatter then a ring
+// allgather (no fold-in). These need a commutative op; for a non-commutative one beyond the
+// direct algorithm's sizes, a rank-order binomial reduce to 0 and a broadcast.
+#include <climits>
+
 #include "common.hpp"
 #include "rangecomm/collectives.hpp"
 #include "tuning.hpp"
@@ -53,6 +57,27 @@ void add_rabenseifner(Schedule& s, void* buf, int count, MPI_Datatype type, MPI_
   fold.fold_out(s, buf, count, type, rank);
 }
 
+// Direct: every process sends its vector to every other one and folds all of them itself, in
+// rank order (x0 op (x1 op (... op x_{p-1}))), so every process computes the same result and a
+// non-commutative op is honoured. One round of messages instead of log2 p rounds that each wait
+// for a partner; p - 1 messages and p vectors of scratch per process, so only for small
+// messages on few processes.
+void add_direct(Schedule& s, void* buf, int count, MPI_Datatype type, MPI_Op op, int rank,
+                int size) {
+  MPI_Aint lb = 0, extent = 0;
+  MPI_Type_get_extent(type, &lb, &extent);
+  char* all = static_cast<char*>(s.scratch(count * size, type));
+  auto slot = [&](int i) { return all + static_cast<MPI_Aint>(i) * count * extent; };
+  s.copy(buf, count, type, slot(rank), count, type);
+  for (int k = 1; k < size; ++k) {
+    s.send(buf, count, type, (rank + k) % size);
+    s.recv(slot((rank - k + size) % size), count, type, (rank - k + size) % size);
+  }
+  s.end_round();
+  s.copy(slot(size - 1), count, type, buf, count, type);
+  for (int i = size - 2; i >= 0; --i) s.reduce(slot(i), buf, count, type, op);
+}
+
 void add_ring(Schedule& s, void* buf, int count, MPI_Datatype type, MPI_Op op, int rank,
               int size) {
   detail::Blocks blocks(buf, count, type, size);
@@ -79,6 +104,11 @@ int allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, 
   long long bytes = static_cast<long long>(count) * type_size;
   if (count == 0) {
     // nothing to do
+  } else if (s->size > 1 && s->size <= detail::tuning("ALLREDUCE_DIRECT_PROCS", 8) &&
+             bytes <= detail::tuning("ALLREDUCE_DIRECT_BYTES", 2048) &&
+             static_cast<long long>(count) * s->size <= INT_MAX) {
+    sched->copy(sendbuf, count, type, recvbuf, count, type);
+    add_direct(*sched, recvbuf, count, type, op, s->rank, s->size);
   } else if (!detail::commutative(op) || s->size == 1) {
     // Non-roots reduce from sendbuf; recvbuf only ever receives the final result.
     detail::add_reduce(*sched, sendbuf, recvbuf, count, type, op, 0, s->rank, s->size);

@@ -1,6 +1,9 @@
-// Barrier: dissemination, ceil(log2 p) rounds of empty messages, any p.
+// Barrier. Up to BARRIER_DIRECT_PROCS processes (default 8): every process sends an empty
+// message to every other one, one round. Beyond: dissemination, ceil(log2 p) rounds of empty
+// messages, any p.
 #include "common.hpp"
 #include "rangecomm/collectives.hpp"
+#include "tuning.hpp"
 
 namespace rangecomm {
 
@@ -10,6 +13,14 @@ int barrier(const Comm& comm, Request* request, const char* fn) {
   int rc = detail::check_comm(comm, fn, &s);
   if (rc != MPI_SUCCESS) return rc;
   auto sched = detail::new_schedule();
+  if (s->size <= detail::tuning("BARRIER_DIRECT_PROCS", 8)) {
+    for (int k = 1; k < s->size; ++k) {
+      sched->send(nullptr, 0, MPI_BYTE, (s->rank + k) % s->size);
+      sched->recv(nullptr, 0, MPI_BYTE, (s->rank - k + s->size) % s->size);
+    }
+    sched->end_round();
+    return detail::run(comm, std::move(sched), request);
+  }
   for (int dist = 1; dist < s->size; dist <<= 1) {
     sched->send(nullptr, 0, MPI_BYTE, (s->rank + dist) % s->size);
     sched->recv(nullptr, 0, MPI_BYTE, (s->rank - dist + s->size) % s->size);
