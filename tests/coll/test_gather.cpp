@@ -280,14 +280,28 @@ void all_scatters(std::vector<std::unique_ptr<Pair>>& all, const std::vector<Typ
   });
 }
 
+// body() with the direct allgather forced at every size, then, with it switched off, under
+// each of the two algorithms `variable` chooses between.
+template <class Body>
+void direct_then_each_algorithm(const char* variable, Body body) {
+  {
+    INFO("direct algorithm");
+    ScopedEnv procs("RANGECOMM_ALLGATHER_DIRECT_PROCS", "1000000000");
+    ScopedEnv bytes("RANGECOMM_ALLGATHER_DIRECT_BYTES", "1000000000");
+    body();
+  }
+  ScopedEnv off("RANGECOMM_ALLGATHER_DIRECT_PROCS", "0");
+  for_each_algorithm(variable, body);
+}
+
 template <class T>
 void all_allgathers(std::vector<std::unique_ptr<Pair>>& all, const std::vector<TypeCase>& cases) {
-  for_each_algorithm("RANGECOMM_ALLGATHER_SHORT_BYTES", [&] {
+  direct_then_each_algorithm("RANGECOMM_ALLGATHER_SHORT_BYTES", [&] {
     for_each_case<T>(all, cases, [](Pair& pr, const TypeCase& tc, Mode m, int salt) {
       for (int n : item_counts(salt)) allgather_case<T>(pr, tc, n, m, salt);
     });
   });
-  for_each_algorithm("RANGECOMM_ALLGATHERV_SHORT_BYTES", [&] {
+  direct_then_each_algorithm("RANGECOMM_ALLGATHERV_SHORT_BYTES", [&] {
     for_each_case<T>(all, cases, [](Pair& pr, const TypeCase& tc, Mode m, int salt) {
       for (int k = 0; k < 2; ++k)
         allgatherv_case<T>(pr, tc, shared_counts(pr.range.size(), salt + k), m, salt);
@@ -315,7 +329,7 @@ TEST_CASE("Scatter and Scatterv from every root, every type, in place, both algo
   all_scatters<double>(all, double_cases());
 }
 
-TEST_CASE("Allgather and Allgatherv, every type, in place, both algorithms") {
+TEST_CASE("Allgather and Allgatherv, every type, in place, all three algorithms") {
   auto w = world();
   auto all = shapes(w);
   all_allgathers<int>(all, int_cases());

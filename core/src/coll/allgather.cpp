@@ -1,6 +1,7 @@
-// Allgather and Allgatherv. Small totals: Bruck's algorithm, ceil(log2 p) rounds for any p (round
-// k passes on the min(2^k, p - 2^k) blocks gathered so far to rank - 2^k). Large totals: a ring,
-// p - 1 rounds in which every block crosses each link once.
+// Allgather and Allgatherv. Small totals on few processes: direct (every process sends its block
+// to every other, one round). Other small totals: Bruck's algorithm, ceil(log2 p) rounds for any
+// p (round k passes on the min(2^k, p - 2^k) blocks gathered so far to rank - 2^k). Large
+// totals: a ring, p - 1 rounds in which every block crosses each link once.
 //
 // Bruck sends runs of consecutive blocks, so both ends must agree where a run breaks. Allgather
 // works in recvbuf, whose layout every rank knows (runs break only where they wrap past the last
@@ -64,6 +65,23 @@ void add_bruck(Schedule& s, const Layout& l, int rank, int size) {
   }
 }
 
+// Direct: every process sends its own block to every other one, all in one round (p - 1
+// messages each way per process; for small totals on few processes).
+void add_direct(Schedule& s, const Layout& l, int rank, int size) {
+  for (int k = 1; k < size; ++k) {
+    add_blocks(s, l, rank, 1, true, (rank + k) % size);
+    const int from = (rank - k + size) % size;
+    add_blocks(s, l, from, 1, false, from);
+  }
+  s.end_round();
+}
+
+// Whether an allgather of `total` bytes on `size` processes goes direct.
+bool direct(long long total, int size) {
+  return size <= detail::tuning("ALLGATHER_DIRECT_PROCS", 8) &&
+         total <= detail::tuning("ALLGATHER_DIRECT_BYTES", 16384);
+}
+
 void add_ring(Schedule& s, const Layout& l, int rank, int size) {
   int right = (rank + 1) % size, left = (rank - 1 + size) % size;
   for (int k = 0; k < size - 1; ++k) {
@@ -108,7 +126,9 @@ int allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* r
     if (sendbuf != MPI_IN_PLACE)
       sched->copy(sendbuf, sendcount, sendtype, block_at(recvbuf, l.offsets[s->rank], recvtype),
                   recvcount, recvtype);
-    if (total < detail::tuning("ALLGATHER_SHORT_BYTES", 8 << 20))
+    if (direct(total, s->size))
+      add_direct(*sched, l, s->rank, s->size);
+    else if (total < detail::tuning("ALLGATHER_SHORT_BYTES", 8 << 20))
       add_bruck(*sched, l, s->rank, s->size);
     else
       add_ring(*sched, l, s->rank, s->size);
@@ -154,15 +174,20 @@ int allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* 
            std::vector<long long>(displs, displs + s->size), recvtype};
   auto sched = new_schedule();
   long long total = total_bytes(l.counts, recvtype);
+  const bool bruck = !direct(total, s->size) &&
+                     total < detail::tuning("ALLGATHERV_SHORT_BYTES", 81920) && total <= INT_MAX;
   if (total == 0) {
     // nothing to move
-  } else if (total < detail::tuning("ALLGATHERV_SHORT_BYTES", 81920) && total <= INT_MAX) {
+  } else if (bruck) {
     add_bruck_v(*sched, sendbuf, sendcount, sendtype, l, s->rank, s->size);
   } else {
     if (sendbuf != MPI_IN_PLACE)
       sched->copy(sendbuf, sendcount, sendtype, block_at(recvbuf, displs[s->rank], recvtype),
                   recvcounts[s->rank], recvtype);
-    add_ring(*sched, l, s->rank, s->size);
+    if (direct(total, s->size))
+      add_direct(*sched, l, s->rank, s->size);
+    else
+      add_ring(*sched, l, s->rank, s->size);
   }
   return detail::run(comm, std::move(sched), request);
 }
