@@ -33,7 +33,13 @@ def _generic_body(f, indent='  '):
     if f.blocking:
         lines.append('if (RC_UNLIKELY(rangecomm::Progress_needed())) return rc_blocking_{}({});'
                      .format(f.name, f.args()))
-    lines.append('return rc_real.{}({});'.format(f.name, f.args()))
+    if f.sets_errhandler:
+        comm = next(p.name for p in f.params if p.htype == 'MPI_Comm' and p.shape == 'value')
+        lines.append('{} rc = rc_real.{}({});'.format(f.ret, f.name, f.args()))
+        lines.append('rcshim::errhandler_set({});'.format(comm))
+        lines.append('return rc;')
+    else:
+        lines.append('return rc_real.{}({});'.format(f.name, f.args()))
     return ''.join(indent + line + '\n' for line in lines)
 
 
@@ -183,7 +189,8 @@ def _redirect_syms(funcs):
 def _wrapper_source(part):
     return (BANNER +
             '#include "real_mpi.h"\n#include "shim_hooks.h"\n#include "fake_handles.h"\n'
-            '#include "library_lock.h"\n#include <rangecomm/request.hpp>\n\n'
+            '#include "library_lock.h"\n#include "errhandler_cache.h"\n'
+            '#include <rangecomm/request.hpp>\n\n'
             '#define RC_EXPORT __attribute__((visibility("default")))\n'
             '#define RC_WEAK __attribute__((weak))\n'
             '#define RC_UNLIKELY(x) __builtin_expect(!!(x), 0)\n'

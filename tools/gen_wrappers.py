@@ -93,6 +93,10 @@ class Function:
     def collective(self):
         return mpi_api.is_collective(self.name)
 
+    @property
+    def sets_errhandler(self):
+        return mpi_api.sets_errhandler(self.name)
+
     def checked(self):
         """Parameters whose handle value is tested for fake: by value, or in-out pointers."""
         return [p for p in self.params

@@ -79,6 +79,16 @@ _HANDWRITTEN = {
     'Comm_c2f', 'Comm_f2c', 'Request_c2f', 'Request_f2c', 'Message_c2f', 'Message_f2c',
 } | _EXTRA_WRAPPED
 
+# Calls that set a communicator's error handler: on a real communicator the generated wrapper
+# reports it after MPI's call (rcshim::errhandler_set, fake_handles.h), so that the error
+# handler the library caches for MPI_COMM_WORLD (inherited by new ranges) is known to be stale.
+_SETS_ERRHANDLER = {'Comm_set_errhandler', 'Errhandler_set'}
+
+
+def sets_errhandler(name):
+    return base_name(name) in _SETS_ERRHANDLER
+
+
 # Pointer parameters whose current value is read (in-out); every other pointer to a handle is
 # an output and is never read. Maps the function to the handle types read through pointers.
 _INOUT = {

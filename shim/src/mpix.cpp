@@ -1,7 +1,9 @@
 // The three calls of rangecomm.h.
 #include <algorithm>
+#include <atomic>
 #include <memory>
 
+#include "errhandler_cache.h"
 #include "export.h"
 #include "objects.h"
 #include "p2p_support.h"
@@ -9,18 +11,38 @@
 
 namespace rcshim {
 
+std::atomic<unsigned> g_world_errhandler_version{0};
+
+namespace {
+// The world's predefined error handler as of version g_world_errhandler_version (under the
+// library's lock, like every caller of inherited_errhandler; errhandler_cache.h).
+struct WorldErrhandler {
+  bool known = false;
+  unsigned version = 0;
+  MPI_Errhandler eh = MPI_ERRORS_ARE_FATAL;
+} g_world_eh;
+}  // namespace
+
 // The error handler a new communicator made from comm starts with (MPI: the parent's).
 MPI_Errhandler inherited_errhandler(MPI_Comm comm) {
   if (rc_is_fake_comm(comm)) {
     FakeComm* c = find_comm(comm);
     return c ? c->errhandler : MPI_ERRORS_ARE_FATAL;
   }
+  const bool world = comm == MPI_COMM_WORLD;
+  const unsigned version = g_world_errhandler_version.load(std::memory_order_acquire);
+  if (world && g_world_eh.known && g_world_eh.version == version) return g_world_eh.eh;
   MPI_Errhandler eh = MPI_ERRORS_ARE_FATAL;
   if (MPI_Comm_get_errhandler(comm, &eh) != MPI_SUCCESS) return MPI_ERRORS_ARE_FATAL;
   // The shim keeps the handler alive by deferring the program's frees (error_dispatch.cpp),
   // so the reference MPI just counted is not needed.
   MPI_Errhandler copy = eh;
   MPI_Errhandler_free(&copy);
+  if (world) {  // a predefined handler needs no reference to stay valid
+    g_world_eh.known = eh == MPI_ERRORS_ARE_FATAL || eh == MPI_ERRORS_RETURN;
+    g_world_eh.version = version;
+    g_world_eh.eh = eh;
+  }
   return eh;
 }
 

@@ -180,6 +180,35 @@ static void error_handlers(MPI_Comm c) {
         error_class(rc));
 }
 
+/* A range made from MPI_COMM_WORLD starts with the world's error handler of the moment, through
+ * every change of it (the library caches the world's handler between changes), whether the
+ * change is made through MPI_ or PMPI_Comm_set_errhandler. Leaves MPI_ERRORS_RETURN set. */
+static void expect_world_handler(MPI_Errhandler want, const char *what) {
+  MPI_Comm r;
+  MPI_Errhandler eh = MPI_ERRHANDLER_NULL;
+  CHECK_MPI(MPIX_Comm_create_range(MPI_COMM_WORLD, 0, wp - 1, 1, &r));
+  CHECK_MPI(MPI_Comm_get_errhandler(r, &eh));
+  CHECK(eh == want, "a range made after %s has another error handler", what);
+  CHECK_MPI(MPI_Errhandler_free(&eh));
+  CHECK_MPI(MPI_Comm_free(&r));
+}
+
+static void world_handler_changes(void) {
+  expect_world_handler(MPI_ERRORS_RETURN, "setting MPI_ERRORS_RETURN");
+  expect_world_handler(MPI_ERRORS_RETURN, "setting MPI_ERRORS_RETURN (again)");
+  CHECK_MPI(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
+  expect_world_handler(MPI_ERRORS_ARE_FATAL, "setting MPI_ERRORS_ARE_FATAL");
+  CHECK_MPI(PMPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+  expect_world_handler(MPI_ERRORS_RETURN, "PMPI_Comm_set_errhandler(MPI_ERRORS_RETURN)");
+  MPI_Errhandler user;
+  CHECK_MPI(MPI_Comm_create_errhandler(record_error, &user));
+  CHECK_MPI(MPI_Comm_set_errhandler(MPI_COMM_WORLD, user));
+  expect_world_handler(user, "setting a user handler");
+  CHECK_MPI(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+  CHECK_MPI(MPI_Errhandler_free(&user));
+  expect_world_handler(MPI_ERRORS_RETURN, "going back to MPI_ERRORS_RETURN");
+}
+
 /* Two live dups of one range do not see each other's messages. */
 static void dups_are_isolated(MPI_Comm c) {
   MPI_Comm d1, d2, d3;
@@ -307,6 +336,7 @@ int main(int argc, char **argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &wr);
   MPI_Comm_size(MPI_COMM_WORLD, &wp);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  world_handler_changes();
   MPI_Comm all, evens;
   CHECK_MPI(MPIX_Comm_create_range(MPI_COMM_WORLD, 0, wp - 1, 1, &all));
   CHECK_MPI(MPIX_Comm_create_range(MPI_COMM_WORLD, 0, wp - 1, 2, &evens));
