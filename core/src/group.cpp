@@ -58,7 +58,7 @@ class GroupCreation final : public Operation {
   GroupCreation(const std::shared_ptr<RangeState>& parent, std::shared_ptr<const GroupTable> table,
                 int my_rank, int tag, int space, Comm* out)
       : parent_(parent), out_(out), tag_key_(tag % kTagKeys), space_(space) {
-    talk_ = std::make_shared<RangeState>();
+    talk_ = new_range_state();
     set_parent(*talk_, *parent);
     talk_->table = std::move(table);
     talk_->first = talk_->table->roots.front();
@@ -124,7 +124,7 @@ class GroupCreation final : public Operation {
 
   // A member's state of the group at `level` below the parent (not registered).
   std::shared_ptr<RangeState> at_level(int level) const {
-    auto s = std::make_shared<RangeState>();
+    auto s = new_range_state();
     set_parent(*s, *parent_);
     if (strided_) {
       set_members(*s, talk_->table->roots);  // a range again, as Split_Comm makes it
@@ -353,7 +353,7 @@ std::shared_ptr<RangeState> group_state(const std::shared_ptr<RangeState>& paren
   int me = MPI_UNDEFINED;
   *rc = detail::members(*parent, ranks, n, &roots, &me);
   if (*rc != MPI_SUCCESS || me == MPI_UNDEFINED) return nullptr;
-  auto s = std::make_shared<RangeState>();
+  auto s = detail::new_range_state();
   detail::set_parent(*s, *parent);
   detail::set_members(*s, std::move(roots));
   s->rank = me;

@@ -244,7 +244,7 @@ int Create_Comm(MPI_Comm mpi_comm, Comm* out) {
     *out = CommAccess::make(std::move(root));
     return MPI_SUCCESS;
   }
-  auto s = std::make_shared<RangeState>();
+  auto s = detail::new_range_state();
   s->channel = attachment->channel;
   s->size = s->channel->root_size();
   s->rank = s->channel->root_rank();
@@ -308,7 +308,7 @@ namespace {
 int make_range(const RangeState& parent, int first, int last, int stride, int levels,
                MPI_Comm errcomm, Comm* out) {
   int me = parent.rank;
-  auto s = std::make_shared<RangeState>();
+  auto s = detail::new_range_state();
   set_parent(*s, parent);
   s->size = (last - first) / stride + 1;
   s->rank = (me - first) / stride;

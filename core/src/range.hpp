@@ -3,6 +3,7 @@
 
 #include <mpi.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -62,6 +63,53 @@ struct RangeState {
   MPI_Comm errcomm() const { return channel->user(); }
   MatchState& matching();
 };
+
+// Memory for range states, recycled: a program that makes and frees ranges in a loop (the
+// point of the library) then calls the allocator for neither. Blocks of one size (the state
+// with its shared_ptr control block, allocate_shared rebinds to it) wait in a small stack that
+// is never destroyed, so a state freed during static destruction still finds it and leak
+// checkers see the blocks as reachable. Like the rest of core, it assumes serialised calls.
+// Tests that make allocations fail switch the recycling off, so that a creation allocates.
+inline bool g_recycle_range_states = true;
+
+template <class T>
+struct RecyclingAllocator {
+  using value_type = T;
+  RecyclingAllocator() = default;
+  template <class U>
+  RecyclingAllocator(const RecyclingAllocator<U>&) noexcept {}
+
+  T* allocate(std::size_t n) {
+    if (n == 1 && g_recycle_range_states && stack().count > 0)
+      return static_cast<T*>(stack().blocks[--stack().count]);
+    return static_cast<T*>(::operator new(n * sizeof(T)));
+  }
+  void deallocate(T* p, std::size_t n) noexcept {
+    if (n == 1 && g_recycle_range_states && stack().count < Stack::kCapacity) {
+      stack().blocks[stack().count++] = p;
+      return;
+    }
+    ::operator delete(p);
+  }
+  template <class U>
+  bool operator==(const RecyclingAllocator<U>&) const noexcept { return true; }
+
+ private:
+  struct Stack {
+    static constexpr std::size_t kCapacity = 64;
+    void* blocks[kCapacity];
+    std::size_t count;
+  };
+  static Stack& stack() {
+    static Stack* s = new Stack{};  // never destroyed (see above)
+    return *s;
+  }
+};
+
+// A new, empty range state.
+inline std::shared_ptr<RangeState> new_range_state() {
+  return std::allocate_shared<RangeState>(RecyclingAllocator<RangeState>{});
+}
 
 // Number of members two ranges have in common, counting at most two: 0, 1 or 2 (= "2 or more").
 int common_members_upto2(const RangeState& a, const RangeState& b);
