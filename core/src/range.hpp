@@ -69,6 +69,7 @@ struct RangeState {
 // with its shared_ptr control block, allocate_shared rebinds to it) wait in a small stack that
 // is never destroyed, so a state freed during static destruction still finds it and leak
 // checkers see the blocks as reachable. Like the rest of core, it assumes serialised calls.
+// As with the schedule pool, a sanitiser cannot see a use after free of a recycled block.
 // Tests that make allocations fail switch the recycling off, so that a creation allocates.
 inline bool g_recycle_range_states = true;
 
