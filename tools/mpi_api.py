@@ -80,7 +80,7 @@ _HANDWRITTEN = {
 } | _EXTRA_WRAPPED
 
 # Calls that set a communicator's error handler: on a real communicator the generated wrapper
-# reports it after MPI's call (rcshim::errhandler_set, fake_handles.h), so that the error
+# reports it after MPI's call (rcshim::errhandler_set, shim/src/errhandler_cache.h), so that the error
 # handler the library caches for MPI_COMM_WORLD (inherited by new ranges) is known to be stale.
 _SETS_ERRHANDLER = {'Comm_set_errhandler', 'Errhandler_set'}
 

@@ -310,8 +310,12 @@ TEST_CASE("out of memory while making a range is MPI_ERR_NO_MEM, leaks nothing, 
   Comm w = reltest::world();
   const int p = w.size();
   bool first_failed = false;
-  // Range states are recycled (range.hpp): off here, so that every creation allocates one.
-  rangecomm::detail::g_recycle_range_states = false;
+  // Range states are recycled (range.hpp): off here, so that every creation allocates one
+  // (back on when the test ends, also by a failed REQUIRE).
+  struct NoRecycling {
+    NoRecycling() { rangecomm::detail::g_recycle_range_states = false; }
+    ~NoRecycling() { rangecomm::detail::g_recycle_range_states = true; }
+  } no_recycling;
   check_cycles("out of memory", 20, 200, [&](int i) {
     Comm c;
     reltest::fail_allocation_after(i % 4);  // the 1st, 2nd, ... allocation of the creation fails
@@ -329,6 +333,5 @@ TEST_CASE("out of memory while making a range is MPI_ERR_NO_MEM, leaks nothing, 
     ok = rangecomm::Split_Comm(w, 0, p - 1, &again) == MPI_SUCCESS && !again.is_null() && ok;
     return ok;
   });
-  rangecomm::detail::g_recycle_range_states = true;
   CHECK(first_failed);  // the injection did reach the creation
 }

@@ -65,15 +65,17 @@ void add_bruck(Schedule& s, const Layout& l, int rank, int size) {
   }
 }
 
-// Direct: every process sends its own block to every other one, all in one round (p - 1
-// messages each way per process; for small totals on few processes).
-void add_direct(Schedule& s, const Layout& l, int rank, int size) {
-  for (int k = 1; k < size; ++k) {
-    add_blocks(s, l, rank, 1, true, (rank + k) % size);
-    const int from = (rank - k + size) % size;
-    add_blocks(s, l, from, 1, false, from);
-  }
-  s.end_round();
+// Direct: the own block into place and to every other process, every other block from its
+// owner, all in one round (p - 1 messages each way; for small totals on few processes).
+void add_direct(Schedule& s, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                const Layout& l, int rank, int size) {
+  std::vector<detail::Part> recvs;
+  for (int j = 0; j < size; ++j)
+    recvs.push_back({block_at(l.buf, l.offsets[j], l.type), l.counts[j], l.type});
+  const detail::Part mine = sendbuf == MPI_IN_PLACE
+                                ? recvs[rank]
+                                : detail::Part{const_cast<void*>(sendbuf), sendcount, sendtype};
+  detail::add_exchange(s, std::vector<detail::Part>(size, mine), recvs, false, false, rank, size);
 }
 
 // Whether an allgather of `total` bytes on `size` processes goes direct.
@@ -122,13 +124,13 @@ int allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* r
   for (int i = 0; i < s->size; ++i) l.offsets.push_back(1LL * i * recvcount);
   auto sched = new_schedule();
   long long total = total_bytes(l.counts, recvtype);
-  if (total > 0) {
+  if (total > 0 && direct(total, s->size)) {
+    add_direct(*sched, sendbuf, sendcount, sendtype, l, s->rank, s->size);
+  } else if (total > 0) {
     if (sendbuf != MPI_IN_PLACE)
       sched->copy(sendbuf, sendcount, sendtype, block_at(recvbuf, l.offsets[s->rank], recvtype),
                   recvcount, recvtype);
-    if (direct(total, s->size))
-      add_direct(*sched, l, s->rank, s->size);
-    else if (total < detail::tuning("ALLGATHER_SHORT_BYTES", 8 << 20))
+    if (total < detail::tuning("ALLGATHER_SHORT_BYTES", 8 << 20))
       add_bruck(*sched, l, s->rank, s->size);
     else
       add_ring(*sched, l, s->rank, s->size);
@@ -174,20 +176,17 @@ int allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* 
            std::vector<long long>(displs, displs + s->size), recvtype};
   auto sched = new_schedule();
   long long total = total_bytes(l.counts, recvtype);
-  const bool bruck = !direct(total, s->size) &&
-                     total < detail::tuning("ALLGATHERV_SHORT_BYTES", 81920) && total <= INT_MAX;
   if (total == 0) {
     // nothing to move
-  } else if (bruck) {
+  } else if (direct(total, s->size)) {
+    add_direct(*sched, sendbuf, sendcount, sendtype, l, s->rank, s->size);
+  } else if (total < detail::tuning("ALLGATHERV_SHORT_BYTES", 81920) && total <= INT_MAX) {
     add_bruck_v(*sched, sendbuf, sendcount, sendtype, l, s->rank, s->size);
   } else {
     if (sendbuf != MPI_IN_PLACE)
       sched->copy(sendbuf, sendcount, sendtype, block_at(recvbuf, displs[s->rank], recvtype),
                   recvcounts[s->rank], recvtype);
-    if (direct(total, s->size))
-      add_direct(*sched, l, s->rank, s->size);
-    else
-      add_ring(*sched, l, s->rank, s->size);
+    add_ring(*sched, l, s->rank, s->size);
   }
   return detail::run(comm, std::move(sched), request);
 }

@@ -7,6 +7,7 @@
 // allgather (no fold-in). These need a commutative op; for a non-commutative one beyond the
 // direct algorithm's sizes, a rank-order binomial reduce to 0 and a broadcast.
 #include <climits>
+#include <vector>
 
 #include "common.hpp"
 #include "rangecomm/collectives.hpp"
@@ -68,12 +69,10 @@ void add_direct(Schedule& s, void* buf, int count, MPI_Datatype type, MPI_Op op,
   MPI_Type_get_extent(type, &lb, &extent);
   char* all = static_cast<char*>(s.scratch(count * size, type));
   auto slot = [&](int i) { return all + static_cast<MPI_Aint>(i) * count * extent; };
-  s.copy(buf, count, type, slot(rank), count, type);
-  for (int k = 1; k < size; ++k) {
-    s.send(buf, count, type, (rank + k) % size);
-    s.recv(slot((rank - k + size) % size), count, type, (rank - k + size) % size);
-  }
-  s.end_round();
+  std::vector<detail::Part> recvs;
+  for (int i = 0; i < size; ++i) recvs.push_back({slot(i), count, type});
+  detail::add_exchange(s, std::vector<detail::Part>(size, {buf, count, type}), recvs, false,
+                       false, rank, size);
   s.copy(slot(size - 1), count, type, buf, count, type);
   for (int i = size - 2; i >= 0; --i) s.reduce(slot(i), buf, count, type, op);
 }

@@ -20,6 +20,8 @@ namespace {
 using detail::Schedule;
 using detail::new_schedule;
 using detail::bytes_of;
+using detail::Part;
+using detail::add_exchange;
 
 MPI_Aint extent_of(MPI_Datatype type) {
   MPI_Aint lb = 0, extent = 0;
@@ -29,39 +31,6 @@ MPI_Aint extent_of(MPI_Datatype type) {
 
 char* at(const void* base, MPI_Aint offset) {
   return const_cast<char*>(static_cast<const char*>(base)) + offset;
-}
-
-// What one process sends to, or receives from, one peer.
-struct Part {
-  void* buf;
-  int count;
-  MPI_Datatype type;
-  bool empty() const { return bytes_of(count, type) == 0; }
-};
-
-// Sends[j] to rank j, recvs[j] from rank j. Zero-byte messages are skipped on both sides (equal
-// signatures make both sides agree). In place, sends alias recvs: each block leaves through a
-// scratch copy made before anything arrives, and the own block stays where it is.
-void add_exchange(Schedule& s, std::vector<Part> sends, const std::vector<Part>& recvs,
-                  bool in_place, bool pairwise, int rank, int size) {
-  if (in_place) {
-    for (int j = 0; j < size; ++j) {
-      if (j == rank || recvs[j].empty()) continue;
-      const Part& r = recvs[j];
-      sends[j] = {s.scratch(r.count, r.type), r.count, r.type};
-      s.copy(r.buf, r.count, r.type, sends[j].buf, r.count, r.type);
-    }
-  } else {
-    const Part &in = sends[rank], &out = recvs[rank];
-    s.copy(in.buf, in.count, in.type, out.buf, out.count, out.type);
-  }
-  for (int k = 1; k < size; ++k) {
-    int to = (rank + k) % size, from = (rank - k + size) % size;
-    if (!sends[to].empty()) s.send(sends[to].buf, sends[to].count, sends[to].type, to);
-    if (!recvs[from].empty()) s.recv(recvs[from].buf, recvs[from].count, recvs[from].type, from);
-    if (pairwise) s.end_round();
-  }
-  s.end_round();
 }
 
 // Bruck: rotate so that block i is for rank r + i, then for k = 1, 2, 4, ... pass the blocks

@@ -139,6 +139,28 @@ void add_bcast(Schedule& s, void* buf, int count, MPI_Datatype type, int root, i
   }
 }
 
+void add_exchange(Schedule& s, std::vector<Part> sends, const std::vector<Part>& recvs,
+                  bool in_place, bool pairwise, int rank, int size) {
+  if (in_place) {
+    for (int j = 0; j < size; ++j) {
+      if (j == rank || recvs[j].empty()) continue;
+      const Part& r = recvs[j];
+      sends[j] = {s.scratch(r.count, r.type), r.count, r.type};
+      s.copy(r.buf, r.count, r.type, sends[j].buf, r.count, r.type);
+    }
+  } else {
+    const Part &in = sends[rank], &out = recvs[rank];
+    s.copy(in.buf, in.count, in.type, out.buf, out.count, out.type);
+  }
+  for (int k = 1; k < size; ++k) {
+    int to = (rank + k) % size, from = (rank - k + size) % size;
+    if (!sends[to].empty()) s.send(sends[to].buf, sends[to].count, sends[to].type, to);
+    if (!recvs[from].empty()) s.recv(recvs[from].buf, recvs[from].count, recvs[from].type, from);
+    if (pairwise) s.end_round();
+  }
+  s.end_round();
+}
+
 void add_reduce(Schedule& s, const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
                 MPI_Op op, int root, int rank, int size) {
   // A non-commutative op needs contiguous rank blocks combined lower-first: build the tree on

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <vector>
 
 #include "../errors.hpp"
 #include "../schedule.hpp"
@@ -40,6 +41,23 @@ inline long long bytes_of(int count, MPI_Datatype type) {
   MPI_Type_size(type, &size);
   return static_cast<long long>(count) * size;
 }
+
+// What one process sends to, or receives from, one peer.
+struct Part {
+  void* buf;
+  int count;
+  MPI_Datatype type;
+  bool empty() const { return bytes_of(count, type) == 0; }
+};
+
+// Appends an exchange with every peer: sends[j] to rank j, recvs[j] from rank j, the own part
+// copied (sends[rank] to recvs[rank]). All in one round, or with `pairwise` one round per peer
+// (round k sending to rank + k and receiving from rank - k). Zero-byte messages are skipped on
+// both sides (equal signatures make both sides agree). With `in_place`, sends alias recvs: each
+// block leaves through a scratch copy made before anything arrives, and the own block stays
+// where it is. Used by the all-to-all family and the direct (one-round) algorithms.
+void add_exchange(Schedule& s, std::vector<Part> sends, const std::vector<Part>& recvs,
+                  bool in_place, bool pairwise, int rank, int size);
 
 // The binomial tree on ranks relative to the root: v's parent is v without its lowest set bit;
 // its children are v + m for powers of two m below that bit; v's subtree is v .. v + span - 1.

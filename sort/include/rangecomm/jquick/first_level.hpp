@@ -42,7 +42,7 @@ int start_first_level(C& ctx, Task<T, B>& t) {
   return start_slots(ctx, t, L);
 }
 
-// After the all-reduce: this process's prefix, the total and rank 0's parameters.
+// After the slot round: this process's prefix, the total and rank 0's parameters.
 template <class T, class B>
 void finish_first_counts(Task<T, B>& t) {
   const int q = B::size(t.comm), r = B::rank(t.comm);

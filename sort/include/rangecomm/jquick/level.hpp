@@ -158,7 +158,7 @@ int start_slots(C& ctx, Task<T, B>& t, const SlotLayout& L) {
   unsigned char* mine = &t.slots_packed[static_cast<std::size_t>(r) * block];
   pack_member(L, r, t.slots_in.data(), mine);
   t.reqs.clear();
-  t.reqs.reserve(2 * static_cast<std::size_t>(q - 1));  // requests must not move once posted
+  t.reqs.reserve(2 * static_cast<std::size_t>(q - 1));  // q - 1 receives, q - 1 sends
   for (int k = 1; k < q; ++k) {
     const int from = (r + q - k) % q;
     t.reqs.emplace_back();
