@@ -59,6 +59,16 @@ int Channel::open(MPI_Comm user, std::shared_ptr<Channel>* out) {
     MPI_Comm_set_name(lane.comm, name);
     ch->lanes_.push_back(std::move(lane));
   }
+  // Asked once here, where the call is collective anyway; a failure only means "not known".
+  MPI_Comm node = MPI_COMM_NULL;
+  if (MPI_Comm_split_type(ch->lanes_[0].comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) ==
+          MPI_SUCCESS &&
+      node != MPI_COMM_NULL) {
+    int node_size = 0;
+    MPI_Comm_size(node, &node_size);
+    ch->one_node_ = node_size == ch->root_size_;
+    MPI_Comm_free(&node);
+  }
   open_channels().push_back(ch.get());
   *out = std::move(ch);
   return MPI_SUCCESS;

@@ -46,6 +46,9 @@ class Channel {
   MPI_Comm user() const { return user_; }
   int root_rank() const { return root_rank_; }
   int root_size() const { return root_size_; }
+  // Whether every process of `user` shares one node's memory (MPI_COMM_TYPE_SHARED), so that
+  // many receivers can read one sender's buffer at once (the flat broadcast).
+  bool one_node() const { return one_node_; }
   const TagLayout& layout() const { return layout_; }
   Lane& lane(int i) { return lanes_[i]; }
   int lane_count() const { return static_cast<int>(lanes_.size()); }
@@ -64,6 +67,7 @@ class Channel {
   Channel() = default;
   MPI_Comm user_ = MPI_COMM_NULL;
   int root_rank_ = 0, root_size_ = 0;
+  bool one_node_ = false;
   TagLayout layout_;
   std::vector<Lane> lanes_;
   std::unordered_map<std::uint32_t, std::vector<RangeState*>> live_;

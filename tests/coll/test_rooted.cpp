@@ -98,6 +98,13 @@ const std::vector<Setting> kBcastSettings = {
       {"RANGECOMM_BCAST_PIECE_BYTES", "40"}}},
     {"pipelined chain, 40-byte segments",
      {{"RANGECOMM_BCAST_PIPELINE_BYTES", "0"}, {"RANGECOMM_BCAST_SEGMENT_BYTES", "40"}}},
+    // Flat only where every process shares one node (checked below for this run).
+    {"flat tree from 1 byte",
+     {{"RANGECOMM_BCAST_PIPELINE_BYTES", "1000000000"},
+      {"RANGECOMM_BCAST_SMALL_PIECED_BYTES", "0"},
+      {"RANGECOMM_BCAST_PIECED_BYTES", "0"},
+      {"RANGECOMM_BCAST_FLAT_BYTES", "1"},
+      {"RANGECOMM_BCAST_FLAT_PROCS", "1000000000"}}},
 };
 
 // "defaults" runs the direct allreduce on the small counts and recursive doubling on 1000 ints;
@@ -139,6 +146,24 @@ const std::vector<Setting> kBarrierSettings = {
 };
 
 }  // namespace
+
+// The flat broadcast is chosen only when the root communicator lies on one node; that is found
+// with MPI_COMM_TYPE_SHARED when the range layer attaches. Checked here against the processor
+// names, so that the "flat tree" setting above is known to run the flat tree.
+TEST_CASE("attaching finds whether every process shares one node") {
+  auto w = world();
+  char name[MPI_MAX_PROCESSOR_NAME] = {};
+  int length = 0;
+  REQUIRE(MPI_Get_processor_name(name, &length) == MPI_SUCCESS);
+  std::vector<char> names(static_cast<size_t>(MPI_MAX_PROCESSOR_NAME) * w.size());
+  REQUIRE(MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, names.data(),
+                        MPI_MAX_PROCESSOR_NAME, MPI_CHAR, MPI_COMM_WORLD) == MPI_SUCCESS);
+  bool same = true;
+  for (int r = 1; r < w.size(); ++r)
+    same = same && std::strncmp(&names[0], &names[static_cast<size_t>(r) * MPI_MAX_PROCESSOR_NAME],
+                                MPI_MAX_PROCESSOR_NAME) == 0;
+  CHECK(w.state()->channel->one_node() == same);
+}
 
 TEST_CASE("Bcast from every root, with every count and a strided type") {
   for_each_member_shape(kBcastSettings, [&](auto& pr) {
