@@ -72,28 +72,29 @@ void add_chain_scan(Schedule& s, const void* sendbuf, void* recvbuf, int count, 
   auto out_at = [&](int k) { return detail::block_at(recvbuf, static_cast<long long>(k) * segment_count, type); };
   auto length = [&](int k) { return k + 1 < segments ? segment_count : count - k * segment_count; };
   bool first = rank == 0, last = rank == size - 1;
-  // Inclusive: incoming prefixes land in scratch and are combined into recvbuf (already holding
-  // this rank's values). Exclusive: the prefix is the result itself; what goes on is
-  // prefix op own values, built in scratch from a copy saved before recvbuf is overwritten
-  // (sendbuf may be recvbuf).
+  // Where the prefix from rank - 1 lands. Exclusive: in recvbuf, it is the result; what goes on
+  // is prefix op own values, built in scratch from a copy saved before recvbuf is overwritten
+  // (sendbuf may be recvbuf). Inclusive with a commutative op, not in place: in recvbuf too,
+  // and own values are folded into it (own op prefix equals prefix op own), so no scratch and
+  // no copy. Otherwise inclusive: in scratch, folded into recvbuf, which holds own values.
+  bool straight = !exclusive && !first && sendbuf != recvbuf && detail::commutative(op);
+  bool need_work = exclusive ? !first && !last : !first && !straight;
   void* work[2] = {nullptr, nullptr};
-  bool need_work = exclusive ? !first && !last : !first;
-  if (need_work) {
-    work[0] = s.scratch(segment_count, type);
-    work[1] = s.scratch(segment_count, type);
-  }
-  if (!exclusive) s.copy(sendbuf, count, type, recvbuf, count, type);
+  for (int b = 0; b < std::min(segments, 2) && need_work; ++b) work[b] = s.scratch(segment_count, type);
+  if (!exclusive && !straight) s.copy(sendbuf, count, type, recvbuf, count, type);
   for (int t = 0; t <= segments; ++t) {
-    if (t > 0 && need_work) {
+    if (t > 0 && !first) {
       int k = t - 1;
-      if (exclusive)
-        s.reduce(out_at(k), work[k % 2], length(k), type, op);
-      else
-        s.reduce(work[k % 2], out_at(k), length(k), type, op);
+      if (exclusive) {
+        if (need_work) s.reduce(out_at(k), work[k % 2], length(k), type, op);
+      } else {
+        s.reduce(straight ? in_at(k) : work[k % 2], out_at(k), length(k), type, op);
+      }
     }
     if (t < segments && !first) {
       if (exclusive && need_work) s.copy(in_at(t), length(t), type, work[t % 2], length(t), type);
-      s.recv(exclusive ? static_cast<void*>(out_at(t)) : work[t % 2], length(t), type, rank - 1);
+      s.recv(exclusive || straight ? static_cast<void*>(out_at(t)) : work[t % 2], length(t), type,
+             rank - 1);
     }
     if (t > 0 && !last) {
       int k = t - 1;
