@@ -76,9 +76,9 @@ constexpr long long kBcastFlatBytes = 0;
 #endif
 
 bool flat_bcast(const detail::RangeState& s, long long bytes) {
+  if (s.size <= 2 || !s.channel->one_node()) return false;  // on 2 the tree is flat already
   long long from = detail::tuning("BCAST_FLAT_BYTES", kBcastFlatBytes);
-  return s.size > 2 && from > 0 && bytes >= from && s.channel->one_node() &&
-         s.size <= detail::tuning("BCAST_FLAT_PROCS", 16);
+  return from > 0 && bytes >= from && s.size <= detail::tuning("BCAST_FLAT_PROCS", 16);
 }
 
 void add_flat_bcast(detail::Schedule& sched, void* buf, int count, MPI_Datatype type, int root,

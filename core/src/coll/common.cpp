@@ -168,6 +168,30 @@ void add_reduce(Schedule& s, const void* sendbuf, void* recvbuf, int count, MPI_
   bool rotate = commutative(op);
   int tree_root = rotate ? root : 0;
   int v = relative(rank, tree_root, size);
+  if (rotate && v == 0) {
+    // The root of a commutative tree folds every child's part straight into recvbuf (which
+    // holds its own values when in place; otherwise the first child's part lands there and its
+    // own values are folded in): one scratch buffer, no final copy.
+    bool filled = sendbuf == recvbuf;
+    void* spare = nullptr;
+    for (int mask = 1; mask < size; mask <<= 1) {
+      int child = absolute(mask, tree_root, size);
+      if (!filled) {
+        s.recv(recvbuf, count, type, child);
+        s.end_round();
+        s.reduce(sendbuf, recvbuf, count, type, op);
+        filled = true;
+        continue;
+      }
+      if (!spare) spare = s.scratch(count, type);
+      s.recv(spare, count, type, child);
+      s.end_round();
+      s.reduce(spare, recvbuf, count, type, op);
+    }
+    if (!filled) s.copy(sendbuf, count, type, recvbuf, count, type);
+    s.end_round();
+    return;
+  }
   const void* acc = sendbuf;
   void* spare[2] = {nullptr, nullptr};
   int next = 0;
