@@ -64,8 +64,9 @@ class Comm {
 // Collective over mpi_comm, but only the first time a given communicator is attached by this
 // process: it duplicates mpi_comm into private channels so that range traffic never meets the
 // program's own traffic on mpi_comm, and asks MPI whether all its processes share one node
-// (MPI_Comm_split_type, freed at once; it chooses the broadcast algorithm). Later calls with the same communicator are local and give
-// the same range communicator (use Split_Comm(c, 0, size - 1, &d) for a separate one).
+// (MPI_Comm_split_type, freed at once; it chooses the broadcast algorithm). Later calls with
+// the same communicator are local and give the same range communicator (use
+// Split_Comm(c, 0, size - 1, &d) for a separate one).
 // mpi_comm must be an intracommunicator. The channels are freed when mpi_comm is freed or at
 // MPI_Finalize (attribute delete callbacks), so there is nothing to tear down by hand.
 int Create_Comm(MPI_Comm mpi_comm, Comm* out);
