@@ -379,6 +379,27 @@ void plan_sides(C& ctx, Task<T, B>& t, const SlotLayout& L, const MemberCounts& 
   }
 }
 
+// With exact placement every member knows which of its positions each other member's run
+// covers, so the receives are posted at once, from known sources, cut as the sender cuts
+// (post_send), instead of probing for messages from any source as they come.
+template <class T, class C, class B>
+int post_side_receives(C& ctx, Task<T, B>& t, int tag, Side<T>& side,
+                       const std::vector<std::int64_t>& run_count) {
+  const int q = B::size(t.comm), me = B::rank(t.comm);
+  const std::int64_t end = side.lo + static_cast<std::int64_t>(side.buf.size());
+  for (int i = 0; i < q; ++i) {
+    const std::int64_t from = std::max(side.run_lo[i], side.lo);
+    const std::int64_t to = std::min(side.run_lo[i] + run_count[i], end);
+    if (i == me || from >= to) continue;
+    const std::int64_t at = side.place_from(i, to - from);
+    if (at < 0) return MPI_ERR_INTERN;  // members disagree on the layout: a bug
+    int err = post_recv(ctx.b, &side.buf[at], (to - from) * static_cast<std::int64_t>(sizeof(T)),
+                        i, tag, t.comm, ctx.max_chunk, t.reqs);
+    if (err != MPI_SUCCESS) return err;
+  }
+  return MPI_SUCCESS;
+}
+
 template <class T, class C, class B>
 int start_exchange(C& ctx, Task<T, B>& t) {
   const bool slots = !t.slots_out.empty();
@@ -415,6 +436,13 @@ int start_exchange(C& ctx, Task<T, B>& t) {
   const std::int64_t held = static_cast<std::int64_t>(t.out.size());
   const std::int64_t large_before = (t.begin - t.lo) - t.small_before;
   t.phase = Phase::exchange;
+  if (!t.side[0].run_lo.empty()) {  // exact placement (plan_sides)
+    std::vector<std::int64_t> large(m.held.size());
+    for (std::size_t i = 0; i < large.size(); ++i) large[i] = m.held[i] - m.small[i];
+    int err = post_side_receives(ctx, t, kTagSmall, t.side[0], m.small);
+    if (err == MPI_SUCCESS) err = post_side_receives(ctx, t, kTagLarge, t.side[1], large);
+    if (err != MPI_SUCCESS) return err;
+  }
   int err = send_run(ctx, t, 0, t.small, t.lo + t.small_before, kTagSmall, t.side[0]);
   if (err != MPI_SUCCESS) return err;
   return send_run(ctx, t, t.small, held - t.small, mid + large_before, kTagLarge, t.side[1]);
