@@ -269,6 +269,9 @@ void create_and_bcast(const Options& o, const rangecomm::Comm& world) {
         for (int k = 0; k < bcasts; ++k) rangecomm::Bcast(buf.data(), n, MPI_INT, 0, c);
       };
       if (rank_ == 0) std::fprintf(stderr, "  create+bcast %s\n", param.c_str());
+      via_group();  // warm up all three, as compare() does
+      via_split();
+      via_range();
       std::vector<double> g, s, r;
       for (int k = 0; k < o.rounds; ++k) {
         g.push_back(sample(via_group, 5));
