@@ -72,9 +72,10 @@ struct Side {
   std::vector<T> buf;       // global positions lo..lo+buf.size()-1
   std::int64_t lo = 0;
   std::int64_t filled = 0;  // elements arrived
-  // Exact placement: the global position of each member's first element of this side, and how
-  // many of its elements arrived here. Empty: elements are stored in the order they arrive.
-  std::vector<std::int64_t> run_lo, got;
+  // Exact placement: the global position of each member's first element of this side, how
+  // many elements its run of this side has, and how many of them arrived here. Empty: elements
+  // are stored in the order they arrive.
+  std::vector<std::int64_t> run_lo, run_n, got;
   // The pivot of the child group on this side, when the parent computed it.
   bool has_pivot = false;
   T pivot{};
@@ -373,6 +374,7 @@ void plan_sides(C& ctx, Task<T, B>& t, const SlotLayout& L, const MemberCounts& 
   }
   for (int s = 0; s < 2; ++s) {
     Side<T>& side = t.side[s];
+    side.run_n = count[s];
     side.got.assign(q, 0);
     side.has_pivot = L.sides == 2 && slot_pivot(t.slots_out, L, s, ctx, count[s], side.run_lo,
                                                 &side.pivot, &side.pivot_pos);
@@ -383,13 +385,12 @@ void plan_sides(C& ctx, Task<T, B>& t, const SlotLayout& L, const MemberCounts& 
 // covers, so the receives are posted at once, from known sources, cut as the sender cuts
 // (post_send), instead of probing for messages from any source as they come.
 template <class T, class C, class B>
-int post_side_receives(C& ctx, Task<T, B>& t, int tag, Side<T>& side,
-                       const std::vector<std::int64_t>& run_count) {
+int post_side_receives(C& ctx, Task<T, B>& t, int tag, Side<T>& side) {
   const int q = B::size(t.comm), me = B::rank(t.comm);
   const std::int64_t end = side.lo + static_cast<std::int64_t>(side.buf.size());
   for (int i = 0; i < q; ++i) {
     const std::int64_t from = std::max(side.run_lo[i], side.lo);
-    const std::int64_t to = std::min(side.run_lo[i] + run_count[i], end);
+    const std::int64_t to = std::min(side.run_lo[i] + side.run_n[i], end);
     if (i == me || from >= to) continue;
     const std::int64_t at = side.place_from(i, to - from);
     if (at < 0) return MPI_ERR_INTERN;  // members disagree on the layout: a bug
@@ -437,10 +438,8 @@ int start_exchange(C& ctx, Task<T, B>& t) {
   const std::int64_t large_before = (t.begin - t.lo) - t.small_before;
   t.phase = Phase::exchange;
   if (!t.side[0].run_lo.empty()) {  // exact placement (plan_sides)
-    std::vector<std::int64_t> large(m.held.size());
-    for (std::size_t i = 0; i < large.size(); ++i) large[i] = m.held[i] - m.small[i];
-    int err = post_side_receives(ctx, t, kTagSmall, t.side[0], m.small);
-    if (err == MPI_SUCCESS) err = post_side_receives(ctx, t, kTagLarge, t.side[1], large);
+    int err = post_side_receives(ctx, t, kTagSmall, t.side[0]);
+    if (err == MPI_SUCCESS) err = post_side_receives(ctx, t, kTagLarge, t.side[1]);
     if (err != MPI_SUCCESS) return err;
   }
   int err = send_run(ctx, t, 0, t.small, t.lo + t.small_before, kTagSmall, t.side[0]);
