@@ -38,15 +38,21 @@ void add_recursive_doubling(Schedule& s, void* buf, int count, MPI_Datatype type
 
 // Rabenseifner: a reduce-scatter by recursive halving, after which process newrank holds block
 // newrank reduced, then an allgather by recursive doubling. Each process sends and receives
-// about 2 * count elements in 2 * log2(pof2) exchanges.
-void add_rabenseifner(Schedule& s, void* buf, int count, MPI_Datatype type, MPI_Op op, int rank,
-                      int size) {
+// about 2 * count elements in 2 * log2(pof2) exchanges. On a power of two the first step works
+// from sendbuf, so buf is never a copy of it; otherwise buf starts as one for the fold-in.
+void add_rabenseifner(Schedule& s, const void* sendbuf, void* buf, int count, MPI_Datatype type,
+                      MPI_Op op, int rank, int size) {
   detail::Fold fold(size);
+  // Only read: sent from and folded in by the first step.
+  detail::Blocks source(const_cast<void*>(sendbuf), count, type, fold.pof2);
+  bool from_source = fold.none() && fold.pof2 > 1 && sendbuf != buf;
+  if (!from_source) s.copy(sendbuf, count, type, buf, count, type);
   void* tmp = s.scratch(count, type);
   int newrank = fold.fold_in(s, buf, tmp, count, type, op, rank, true);
   if (newrank < 0) return;
   detail::Blocks mine(buf, count, type, fold.pof2), theirs(tmp, count, type, fold.pof2);
-  detail::add_halving_reduce_scatter(s, mine, theirs, type, op, newrank, fold);
+  detail::add_halving_reduce_scatter(s, mine, theirs, type, op, newrank, fold,
+                                     from_source ? &source : nullptr);
   for (int mask = 1; mask < fold.pof2; mask <<= 1) {
     int partner = newrank ^ mask;
     int my_lo = newrank & ~(mask - 1), their_lo = partner & ~(mask - 1);
@@ -77,10 +83,13 @@ void add_direct(Schedule& s, void* buf, int count, MPI_Datatype type, MPI_Op op,
   for (int i = size - 2; i >= 0; --i) s.reduce(slot(i), buf, count, type, op);
 }
 
-void add_ring(Schedule& s, void* buf, int count, MPI_Datatype type, MPI_Op op, int rank,
-              int size) {
+void add_ring(Schedule& s, const void* sendbuf, void* buf, int count, MPI_Datatype type,
+              MPI_Op op, int rank, int size) {
   detail::Blocks blocks(buf, count, type, size);
-  detail::add_ring_reduce_scatter(s, blocks, type, op, rank, size);
+  // Only read: sent from and folded in by the reduce-scatter.
+  detail::Blocks source(const_cast<void*>(sendbuf), count, type, size);
+  detail::add_ring_reduce_scatter(s, blocks, type, op, rank, size,
+                                  sendbuf != buf && size > 1 ? &source : nullptr);
   // Allgather: pass the complete blocks around the ring.
   int right = (rank + 1) % size, left = (rank - 1 + size) % size;
   for (int k = 0; k < size - 1; ++k) {
@@ -112,14 +121,14 @@ int allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, 
     // Non-roots reduce from sendbuf; recvbuf only ever receives the final result.
     detail::add_reduce(*sched, sendbuf, recvbuf, count, type, op, 0, s->rank, s->size);
     detail::add_bcast(*sched, recvbuf, count, type, 0, s->rank, s->size);
-  } else {
+  } else if (bytes < detail::tuning("ALLREDUCE_SHORT_BYTES", 8192) || count < s->size) {
     sched->copy(sendbuf, count, type, recvbuf, count, type);
-    if (bytes < detail::tuning("ALLREDUCE_SHORT_BYTES", 8192) || count < s->size)
-      add_recursive_doubling(*sched, recvbuf, count, type, op, s->rank, s->size);
-    else if (detail::Fold(s->size).none() || bytes < detail::tuning("ALLREDUCE_RING_BYTES", 2 << 20))
-      add_rabenseifner(*sched, recvbuf, count, type, op, s->rank, s->size);
-    else  // Rabenseifner's fold-in would move the whole vector twice more
-      add_ring(*sched, recvbuf, count, type, op, s->rank, s->size);
+    add_recursive_doubling(*sched, recvbuf, count, type, op, s->rank, s->size);
+  } else if (detail::Fold(s->size).none() ||
+             bytes < detail::tuning("ALLREDUCE_RING_BYTES", 2 << 20)) {
+    add_rabenseifner(*sched, sendbuf, recvbuf, count, type, op, s->rank, s->size);
+  } else {  // Rabenseifner's fold-in would move the whole vector twice more
+    add_ring(*sched, sendbuf, recvbuf, count, type, op, s->rank, s->size);
   }
   return detail::run(comm, std::move(sched), request);
 }

@@ -56,16 +56,20 @@ int run(const Comm& comm, SchedulePtr schedule, Request* request) {
 }
 
 void add_ring_reduce_scatter(Schedule& s, const Blocks& blocks, MPI_Datatype type, MPI_Op op,
-                             int rank, int size) {
+                             int rank, int size, const Blocks* source) {
   int right = (rank + 1) % size, left = (rank - 1 + size) % size;
-  void* tmp = s.scratch(blocks.largest(), type);
-  // After step k this process holds k + 2 contributions to block (rank - k - 1).
+  void* tmp = source ? nullptr : s.scratch(blocks.largest(), type);
+  // After step k this process holds k + 2 contributions to block (rank - k - 1). Every block
+  // but this rank's own is received exactly once, so with a source the partial sum lands in
+  // place and this process's part of it is folded in then.
   for (int k = 0; k < size - 1; ++k) {
     int send_block = (rank - k + size) % size, recv_block = (rank - k - 1 + size) % size;
-    s.send(blocks.at(send_block), blocks.length(send_block), type, right);
-    s.recv(tmp, blocks.length(recv_block), type, left);
+    int n = blocks.length(recv_block);
+    const Blocks& from = source && k == 0 ? *source : blocks;
+    s.send(from.at(send_block), blocks.length(send_block), type, right);
+    s.recv(source ? blocks.at(recv_block) : tmp, n, type, left);
     s.end_round();
-    s.reduce(tmp, blocks.at(recv_block), blocks.length(recv_block), type, op);
+    s.reduce(source ? source->at(recv_block) : tmp, blocks.at(recv_block), n, type, op);
   }
   s.end_round();
 }
@@ -95,17 +99,28 @@ void Fold::fold_out(Schedule& s, const void* buf, int count, MPI_Datatype type, 
 }
 
 void add_halving_reduce_scatter(Schedule& s, const Blocks& mine, const Blocks& theirs,
-                                MPI_Datatype type, MPI_Op op, int newrank, const Fold& fold) {
+                                MPI_Datatype type, MPI_Op op, int newrank, const Fold& fold,
+                                const Blocks* source) {
   int lo = 0, hi = fold.pof2;
   for (int mask = fold.pof2 / 2; mask > 0; mask >>= 1) {
     int partner = fold.real(newrank ^ mask), mid = lo + mask;
     bool upper = (newrank & mask) != 0;
     int keep_lo = upper ? mid : lo, keep_hi = upper ? hi : mid;
     int give_lo = upper ? lo : mid, give_hi = upper ? mid : hi;
-    s.send(mine.at(give_lo), span_length(mine, give_lo, give_hi), type, partner);
-    s.recv(theirs.at(keep_lo), span_length(mine, keep_lo, keep_hi), type, partner);
-    s.end_round();
-    s.reduce(theirs.at(keep_lo), mine.at(keep_lo), span_length(mine, keep_lo, keep_hi), type, op);
+    int keep = span_length(mine, keep_lo, keep_hi);
+    if (source != nullptr && hi - lo == fold.pof2) {
+      // First step from the caller's buffer: the partner's half lands in place and ours is
+      // folded into it (op commutative), so mine never holds a copy of the whole vector.
+      s.send(source->at(give_lo), span_length(mine, give_lo, give_hi), type, partner);
+      s.recv(mine.at(keep_lo), keep, type, partner);
+      s.end_round();
+      s.reduce(source->at(keep_lo), mine.at(keep_lo), keep, type, op);
+    } else {
+      s.send(mine.at(give_lo), span_length(mine, give_lo, give_hi), type, partner);
+      s.recv(theirs.at(keep_lo), keep, type, partner);
+      s.end_round();
+      s.reduce(theirs.at(keep_lo), mine.at(keep_lo), keep, type, op);
+    }
     lo = keep_lo;
     hi = keep_hi;
   }

@@ -91,9 +91,11 @@ class Blocks {
 };
 
 // Appends a ring reduce-scatter over the blocks of buf (a commutative op): p - 1 steps, after
-// which block (rank + 1) % size of buf holds the full reduction of that block.
+// which block (rank + 1) % size of buf holds the full reduction of that block. With `source`
+// (the caller's vector in the same layout, not overlapping buf), buf need not start as a copy
+// of it: its own block (rank) is then never written.
 void add_ring_reduce_scatter(Schedule& s, const Blocks& blocks, MPI_Datatype type, MPI_Op op,
-                             int rank, int size);
+                             int rank, int size, const Blocks* source = nullptr);
 
 // Recursive halving and doubling on any number of processes: the ranks beyond the largest
 // power of two pof2 fold in first (of the first 2 * rem ranks, each even one hands its vector to
@@ -126,9 +128,12 @@ struct Fold {
 
 // Appends Rabenseifner's reduce-scatter by recursive halving over `mine` (pof2 blocks of a
 // commutative op's vector; `theirs` the same layout over scratch): afterwards process newrank
-// holds block newrank fully reduced.
+// holds block newrank fully reduced. With `source` (the caller's vector in the same layout, not
+// overlapping mine) the first step sends from and folds in source, so mine need not start as a
+// copy of it: the whole-vector copy is saved and only the blocks kept are written in mine.
 void add_halving_reduce_scatter(Schedule& s, const Blocks& mine, const Blocks& theirs,
-                                MPI_Datatype type, MPI_Op op, int newrank, const Fold& fold);
+                                MPI_Datatype type, MPI_Op op, int newrank, const Fold& fold,
+                                const Blocks* source = nullptr);
 
 // Elements in blocks [lo, hi).
 inline int span_length(const Blocks& b, int lo, int hi) {

@@ -27,9 +27,11 @@ void add_ring_reduce(detail::Schedule& s, const void* sendbuf, void* recvbuf, in
                      MPI_Datatype type, MPI_Op op, int root, int rank, int size) {
   // recvbuf is insignificant off the root: work in scratch there.
   void* work = rank == root ? recvbuf : s.scratch(count, type);
-  s.copy(sendbuf, count, type, work, count, type);
   detail::Blocks blocks(work, count, type, size);
-  detail::add_ring_reduce_scatter(s, blocks, type, op, rank, size);
+  // Only read: sent from and folded in by the reduce-scatter.
+  detail::Blocks source(const_cast<void*>(sendbuf), count, type, size);
+  detail::add_ring_reduce_scatter(s, blocks, type, op, rank, size,
+                                  sendbuf != work && size > 1 ? &source : nullptr);
   int mine = (rank + 1) % size;  // the block completed here
   if (rank != root) {
     s.send(blocks.at(mine), blocks.length(mine), type, root);
@@ -51,14 +53,19 @@ void add_rabenseifner_reduce(detail::Schedule& s, const void* sendbuf, void* rec
   detail::Fold fold(size);
   bool root_sits_out = fold.newrank(root) < 0;
   int target = fold.newrank(root_sits_out ? root + 1 : root);
-  // recvbuf is insignificant off the root: work in scratch there.
+  // recvbuf is insignificant off the root: work in scratch there. On a power of two the first
+  // halving step works from sendbuf, so work is never a copy of it.
   void* work = rank == root ? recvbuf : s.scratch(count, type);
-  if (work != sendbuf) s.copy(sendbuf, count, type, work, count, type);
+  // Only read: sent from and folded in by the first step.
+  detail::Blocks source(const_cast<void*>(sendbuf), count, type, fold.pof2);
+  bool from_source = fold.none() && fold.pof2 > 1 && work != sendbuf;
+  if (!from_source && work != sendbuf) s.copy(sendbuf, count, type, work, count, type);
   void* tmp = s.scratch(count, type);
   int newrank = fold.fold_in(s, work, tmp, count, type, op, rank, rank == root);
   if (newrank < 0) return;
   detail::Blocks mine(work, count, type, fold.pof2), theirs(tmp, count, type, fold.pof2);
-  detail::add_halving_reduce_scatter(s, mine, theirs, type, op, newrank, fold);
+  detail::add_halving_reduce_scatter(s, mine, theirs, type, op, newrank, fold,
+                                     from_source ? &source : nullptr);
   // Step `mask`: every process still holding blocks has mask of them, aligned; the one of each
   // pair farther from the target (by the bit `mask` of newrank ^ target) hands them over.
   int away = newrank ^ target;
