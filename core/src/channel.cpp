@@ -21,7 +21,7 @@ int lanes_from_environment() {
 }
 }  // namespace
 
-int Channel::open(MPI_Comm user, std::shared_ptr<Channel>* out) {
+int Channel::open(MPI_Comm user, ChannelRef* out) {
   int inter = 0;
   int rc = MPI_Comm_test_inter(user, &inter);
   if (rc != MPI_SUCCESS) return raise_mpi(MPI_COMM_WORLD, rc, "Create_Comm: invalid communicator");
@@ -41,7 +41,7 @@ int Channel::open(MPI_Comm user, std::shared_ptr<Channel>* out) {
     return raise(user, MPI_ERR_OTHER, "Create_Comm: MPI_TAG_UB = %lld, lanes = %d: %s", tag_ub,
                  lanes, why);
 
-  std::shared_ptr<Channel> ch(new Channel);
+  ChannelRef ch(new Channel);
   ch->user_ = user;
   ch->layout_ = layout;
   MPI_Comm_rank(user, &ch->root_rank_);
@@ -69,7 +69,7 @@ int Channel::open(MPI_Comm user, std::shared_ptr<Channel>* out) {
     ch->one_node_ = node_size == ch->root_size_;
     MPI_Comm_free(&node);
   }
-  open_channels().push_back(ch.get());
+  open_channels().push_back(&*ch);
   *out = std::move(ch);
   return MPI_SUCCESS;
 }

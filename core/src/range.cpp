@@ -190,7 +190,7 @@ namespace {
 
 // What a root communicator carries for us: its channel and its whole-range communicator.
 struct Attachment {
-  std::shared_ptr<detail::Channel> channel;
+  detail::ChannelRef channel;
   std::weak_ptr<RangeState> root;
 };
 
@@ -234,7 +234,7 @@ int Create_Comm(MPI_Comm mpi_comm, Comm* out) {
   if (rc != MPI_SUCCESS) return detail::raise_mpi(MPI_COMM_WORLD, rc, "Create_Comm");
   auto* attachment = static_cast<Attachment*>(value);
   if (!found) {
-    std::shared_ptr<detail::Channel> channel;
+    detail::ChannelRef channel;
     rc = detail::Channel::open(mpi_comm, &channel);
     if (rc != MPI_SUCCESS) return rc;
     attachment = new Attachment{std::move(channel), {}};

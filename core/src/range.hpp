@@ -29,7 +29,7 @@ struct GroupTable {
 };
 
 struct RangeState {
-  std::shared_ptr<Channel> channel;
+  ChannelRef channel;
   // Members are root ranks first + i * stride for i in 0..size-1, or table->roots[i] when
   // there is a table (then first is the first member and stride 0).
   int first = 0, stride = 1, size = 0;
