@@ -213,6 +213,8 @@ Overlap overlap(Start start, Test test, Wait wait, double every) {
     }
     return median(samples);
   };
+  start();  // warm up, as the latency experiment does
+  wait();
   double t_pure = timed([&] { start(); wait(); });
   double t_cpu = timed([&] { compute(t_pure, every, nullptr); });
   double t_ovl = timed([&] { start(); compute(t_pure, every, test); wait(); });
