@@ -43,8 +43,7 @@ void add_recursive_doubling(Schedule& s, void* buf, int count, MPI_Datatype type
 void add_rabenseifner(Schedule& s, const void* sendbuf, void* buf, int count, MPI_Datatype type,
                       MPI_Op op, int rank, int size) {
   detail::Fold fold(size);
-  // Only read: sent from and folded in by the first step.
-  detail::Blocks source(const_cast<void*>(sendbuf), count, type, fold.pof2);
+  detail::Blocks source = detail::source_blocks(sendbuf, count, type, fold.pof2);
   bool from_source = fold.none() && fold.pof2 > 1 && sendbuf != buf;
   if (!from_source) s.copy(sendbuf, count, type, buf, count, type);
   void* tmp = s.scratch(count, type);
@@ -86,8 +85,7 @@ void add_direct(Schedule& s, void* buf, int count, MPI_Datatype type, MPI_Op op,
 void add_ring(Schedule& s, const void* sendbuf, void* buf, int count, MPI_Datatype type,
               MPI_Op op, int rank, int size) {
   detail::Blocks blocks(buf, count, type, size);
-  // Only read: sent from and folded in by the reduce-scatter.
-  detail::Blocks source(const_cast<void*>(sendbuf), count, type, size);
+  detail::Blocks source = detail::source_blocks(sendbuf, count, type, size);
   detail::add_ring_reduce_scatter(s, blocks, type, op, rank, size,
                                   sendbuf != buf && size > 1 ? &source : nullptr);
   // Allgather: pass the complete blocks around the ring.

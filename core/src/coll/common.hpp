@@ -90,6 +90,12 @@ class Blocks {
   MPI_Aint extent_ = 0;
 };
 
+// Blocks over the caller's send buffer, for schedule steps that only send from it and fold it
+// in (never written).
+inline Blocks source_blocks(const void* sendbuf, int count, MPI_Datatype type, int parts) {
+  return Blocks(const_cast<void*>(sendbuf), count, type, parts);
+}
+
 // Appends a ring reduce-scatter over the blocks of buf (a commutative op): p - 1 steps, after
 // which block (rank + 1) % size of buf holds the full reduction of that block. With `source`
 // (the caller's vector in the same layout, not overlapping buf), buf need not start as a copy

@@ -28,8 +28,7 @@ void add_ring_reduce(detail::Schedule& s, const void* sendbuf, void* recvbuf, in
   // recvbuf is insignificant off the root: work in scratch there.
   void* work = rank == root ? recvbuf : s.scratch(count, type);
   detail::Blocks blocks(work, count, type, size);
-  // Only read: sent from and folded in by the reduce-scatter.
-  detail::Blocks source(const_cast<void*>(sendbuf), count, type, size);
+  detail::Blocks source = detail::source_blocks(sendbuf, count, type, size);
   detail::add_ring_reduce_scatter(s, blocks, type, op, rank, size,
                                   sendbuf != work && size > 1 ? &source : nullptr);
   int mine = (rank + 1) % size;  // the block completed here
@@ -56,8 +55,7 @@ void add_rabenseifner_reduce(detail::Schedule& s, const void* sendbuf, void* rec
   // recvbuf is insignificant off the root: work in scratch there. On a power of two the first
   // halving step works from sendbuf, so work is never a copy of it.
   void* work = rank == root ? recvbuf : s.scratch(count, type);
-  // Only read: sent from and folded in by the first step.
-  detail::Blocks source(const_cast<void*>(sendbuf), count, type, fold.pof2);
+  detail::Blocks source = detail::source_blocks(sendbuf, count, type, fold.pof2);
   bool from_source = fold.none() && fold.pof2 > 1 && work != sendbuf;
   if (!from_source && work != sendbuf) s.copy(sendbuf, count, type, work, count, type);
   void* tmp = s.scratch(count, type);
