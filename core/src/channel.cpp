@@ -19,6 +19,39 @@ int lanes_from_environment() {
   const char* v = std::getenv("RANGECOMM_LANES");
   return v ? std::atoi(v) : 4;
 }
+
+// Communicators the channel keeps are made with MPI_Comm_create_group over the whole group, not
+// with MPI_Comm_dup or a split: Open MPI 4 agrees on a new context id with a nonblocking
+// allreduce on the parent when it dups or splits, which registers libnbc's progress function
+// until the parent is freed, and Open MPI then polls it in every later progress call of the
+// program, also on real communicators (about 110 instructions each). create_group agrees with
+// point-to-point messages. The tag only separates concurrent create_group calls on `user`.
+constexpr int kCreateTag = 0x7c0;
+
+int whole_copy(MPI_Comm user, MPI_Group all, MPI_Comm* out) {
+  return MPI_Comm_create_group(user, all, kCreateTag, out);
+}
+
+// True when every process of `user` shares one node. The split runs on a temporary copy, so
+// the nonblocking allreduce inside it registers libnbc only until that copy is freed. Asked
+// once at open, where the call is collective anyway; a failure only means "not known".
+bool on_one_node(MPI_Comm user, MPI_Group all, int size) {
+  MPI_Comm scratch = MPI_COMM_NULL;
+  if (whole_copy(user, all, &scratch) != MPI_SUCCESS) return false;
+  MPI_Comm_set_errhandler(scratch, MPI_ERRORS_RETURN);
+  bool one = false;
+  MPI_Comm node = MPI_COMM_NULL;
+  if (MPI_Comm_split_type(scratch, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) ==
+          MPI_SUCCESS &&
+      node != MPI_COMM_NULL) {
+    int node_size = 0;
+    MPI_Comm_size(node, &node_size);
+    one = node_size == size;
+    MPI_Comm_free(&node);
+  }
+  MPI_Comm_free(&scratch);
+  return one;
+}
 }  // namespace
 
 int Channel::open(MPI_Comm user, ChannelRef* out) {
@@ -46,12 +79,16 @@ int Channel::open(MPI_Comm user, ChannelRef* out) {
   ch->layout_ = layout;
   MPI_Comm_rank(user, &ch->root_rank_);
   MPI_Comm_size(user, &ch->root_size_);
+  MPI_Group all = MPI_GROUP_NULL;
+  rc = MPI_Comm_group(user, &all);
+  if (rc != MPI_SUCCESS) return raise_mpi(user, rc, "Create_Comm: the group of the communicator");
   for (int i = 0; i < lanes; ++i) {
     Lane lane;
-    rc = MPI_Comm_dup(user, &lane.comm);
+    rc = whole_copy(user, all, &lane.comm);
     if (rc != MPI_SUCCESS) {
+      MPI_Group_free(&all);
       ch->close();
-      return raise_mpi(user, rc, "Create_Comm: duplicating the communicator for a lane");
+      return raise_mpi(user, rc, "Create_Comm: creating the communicator for a lane");
     }
     MPI_Comm_set_errhandler(lane.comm, MPI_ERRORS_RETURN);
     char name[MPI_MAX_OBJECT_NAME];
@@ -59,16 +96,8 @@ int Channel::open(MPI_Comm user, ChannelRef* out) {
     MPI_Comm_set_name(lane.comm, name);
     ch->lanes_.push_back(std::move(lane));
   }
-  // Asked once here, where the call is collective anyway; a failure only means "not known".
-  MPI_Comm node = MPI_COMM_NULL;
-  if (MPI_Comm_split_type(ch->lanes_[0].comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) ==
-          MPI_SUCCESS &&
-      node != MPI_COMM_NULL) {
-    int node_size = 0;
-    MPI_Comm_size(node, &node_size);
-    ch->one_node_ = node_size == ch->root_size_;
-    MPI_Comm_free(&node);
-  }
+  ch->one_node_ = on_one_node(user, all, ch->root_size_);
+  MPI_Group_free(&all);
   open_channels().push_back(&*ch);
   *out = std::move(ch);
   return MPI_SUCCESS;

@@ -48,9 +48,16 @@ int shut_down(MPI_Comm, int, void*, void*) {
   return MPI_SUCCESS;
 }
 
-MPI_Comm private_dup(const char* name) {
+// A private copy of MPI_COMM_WORLD. Made with MPI_Comm_create_group, not MPI_Comm_dup: on Open
+// MPI 4 a dup would make every later progress call of the program, also on real communicators,
+// poll libnbc (core/src/channel.cpp says why).
+MPI_Comm private_copy(const char* name, int tag) {
+  MPI_Group world = MPI_GROUP_NULL;
+  if (MPI_Comm_group(MPI_COMM_WORLD, &world) != MPI_SUCCESS) return MPI_COMM_NULL;
   MPI_Comm c = MPI_COMM_NULL;
-  if (MPI_Comm_dup(MPI_COMM_WORLD, &c) != MPI_SUCCESS) return MPI_COMM_NULL;
+  int rc = MPI_Comm_create_group(MPI_COMM_WORLD, world, tag, &c);
+  MPI_Group_free(&world);
+  if (rc != MPI_SUCCESS) return MPI_COMM_NULL;
   MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
   MPI_Comm_set_name(c, name);
   return c;
@@ -69,8 +76,8 @@ int attach_world() {
   int rc = rangecomm::Create_Comm(MPI_COMM_WORLD, &g_world.range);
   if (rc != MPI_SUCCESS) return raise_on(MPI_COMM_WORLD, rc);
   read_mode();
-  g_world.fallback = private_dup("rangecomm fallback channel");
-  g_world.groups = private_dup("rangecomm group channel");
+  g_world.fallback = private_copy("rangecomm fallback channel", 1);
+  g_world.groups = private_copy("rangecomm group channel", 2);
   MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_map, &g_world.map_keyval, nullptr);
   int shutdown_keyval = MPI_KEYVAL_INVALID;
   MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, shut_down, &shutdown_keyval, nullptr);
