@@ -51,6 +51,39 @@ inline Stats stats(std::vector<double>& samples) {
   return {med, samples.front(), samples.back()};
 }
 
+// What went wrong in a driver's run: calls that failed (each reported on standard error with
+// the rank and the error's text from `describe`: MPI_Error_string, or rangecomm::Error_string
+// for the library's own codes) and wrong results the driver counts with add(). total() is
+// collective over MPI_COMM_WORLD: every rank gets the sum, for the exit status.
+class Failures {
+ public:
+  using Describe = int (*)(int code, char* text, int* length);
+  Failures(const char* driver, Describe describe) : driver_(driver), describe_(describe) {}
+
+  void check(int rc, const char* what) {
+    if (rc == MPI_SUCCESS) return;
+    char text[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    if (describe_(rc, text, &len) != MPI_SUCCESS)
+      len = std::snprintf(text, sizeof text, "error code %d", rc);
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    std::fprintf(stderr, "%s: rank %d: %s failed: %.*s\n", driver_, rank, what, len, text);
+    ++count_;
+  }
+  void add() { ++count_; }
+  int total() const {
+    int sum = 0;
+    MPI_Allreduce(&count_, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    return sum;
+  }
+
+ private:
+  const char* driver_;
+  Describe describe_;
+  int count_ = 0;
+};
+
 // Checks for counts and sizes: 1.. (or 0..) up to a bound, with a readable message.
 inline CLI::Range at_least(long long low, long long high = (1LL << 40)) {
   return CLI::Range(low, high);

@@ -63,17 +63,10 @@ void add_options(CLI::App& app, Options* o) {
              "param = G; ratio_vs_native = median / median of native with the same schedule.");
 }
 
-int rank_ = 0, size_ = 1, errors_ = 0;
+int rank_ = 0, size_ = 1;
+benchcli::Failures failures("cascade_bench", rangecomm::Error_string);
 
-
-void check(int rc, const char* what) {
-  if (rc == MPI_SUCCESS) return;
-  char msg[MPI_MAX_ERROR_STRING];
-  int len = 0;
-  rangecomm::Error_string(rc, msg, &len);
-  std::fprintf(stderr, "cascade_bench: rank %d: %s failed: %.*s\n", rank_, what, len, msg);
-  ++errors_;
-}
+void check(int rc, const char* what) { failures.check(rc, what); }
 
 struct Group {
   int index, first, last;
@@ -130,7 +123,7 @@ Stats bench_native(const std::vector<Group>& mine, int reps) {
     for (size_t i = 0; i < mine.size(); ++i) {
       int size = -1;
       MPI_Comm_size(comms[i], &size);
-      if (size != mine[i].last - mine[i].first + 1) ++errors_;
+      if (size != mine[i].last - mine[i].first + 1) failures.add();
       MPI_Comm_free(&comms[i]);
     }
     t = max_over_ranks(t);
@@ -163,7 +156,7 @@ Stats bench_range(const rangecomm::Comm& world, const std::vector<Group>& mine, 
     check(rangecomm::Split_Comm(world, mine[i].first, mine[i].last, &comms[i]), "Split_Comm");
     if (comms[i].size() != mine[i].last - mine[i].first + 1 ||
         comms[i].rank() != rank_ - mine[i].first)
-      ++errors_;
+      failures.add();
   }
   return stats_of(us);
 }
@@ -206,8 +199,7 @@ int main(int argc, char** argv) {
     rows.push_back({"range_" + schedule, r, r.median / n.median});
   }
 
-  int errors = 0;
-  MPI_Reduce(&errors_, &errors, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+  const int errors = failures.total();
   if (rank_ == 0) {
     std::vector<benchcli::Row> out;
     for (const Row& r : rows)
@@ -227,8 +219,7 @@ int main(int argc, char** argv) {
     if (errors) std::fprintf(stderr, "cascade_bench: %d error(s) or wrong sizes, see above\n", errors);
     std::fflush(stdout);
   }
-  int status = errors ? 1 : 0;
-  MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  const int status = errors ? 1 : 0;
   world = rangecomm::Comm();
   MPI_Finalize();
   return status;

@@ -83,18 +83,10 @@ void add_options(CLI::App& app, Options* o) {
       "ratio_vs_native = median / median of native.");
 }
 
-int g_errors = 0;  // MPI or rangecomm calls that returned an error, data mismatches
+// MPI or rangecomm calls that returned an error, data mismatches.
+benchcli::Failures failures("create_bench", rangecomm::Error_string);
 
-void check(int rc, const char* what) {
-  if (rc == MPI_SUCCESS) return;
-  char msg[MPI_MAX_ERROR_STRING];
-  int len = 0;
-  MPI_Error_string(rc, msg, &len);
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  std::fprintf(stderr, "create_bench: rank %d: %s failed: %s\n", rank, what, msg);
-  ++g_errors;
-}
+void check(int rc, const char* what) { failures.check(rc, what); }
 
 struct Stats {
   double median = 0, min = 0, max = 0;
@@ -163,7 +155,7 @@ void bench_range_create(const rangecomm::Comm& world_range, const Half& half, co
       std::fprintf(stderr, "create_bench: rank %d: range half has size %d rank %d, expected %d %d\n",
                    world_rank, c.is_null() ? -1 : c.size(), c.is_null() ? -1 : c.rank(),
                    half.size, world_rank - half.first);
-      ++g_errors;
+      failures.add();
     }
     check(rangecomm::Comm_free(&c), "Comm_free");
     for (int i = 0; i < o.warmup_create * o.batch_size / 10 + 1; ++i) {
@@ -213,7 +205,7 @@ Stats bench_create_group(const Half& half, const Options& o) {
       if (size != half.size) {
         std::fprintf(stderr, "create_bench: MPI_Comm_create_group made size %d, expected %d\n",
                      size, half.size);
-        ++g_errors;
+        failures.add();
       }
     }
     MPI_Comm_free(&c);
@@ -241,7 +233,7 @@ Stats bench_split(const Half& half, const Options& o) {
       if (size != half.size) {
         std::fprintf(stderr, "create_bench: MPI_Comm_split made size %d, expected %d\n", size,
                      half.size);
-        ++g_errors;
+        failures.add();
       }
     }
     MPI_Comm_free(&c);
@@ -317,7 +309,7 @@ std::vector<PingPongResult> bench_pingpong(const rangecomm::Comm& world_range, c
       pair.rank_in_root(1) != p - 1) {
     std::fprintf(stderr, "create_bench: rank %d: pair range is wrong (null %d)\n", world_rank,
                  int(pair.is_null()));
-    ++g_errors;
+    failures.add();
   }
   const int peer = 1 - my_pair_rank;
   const bool initiator = world_rank == 0;
@@ -357,7 +349,7 @@ std::vector<PingPongResult> bench_pingpong(const rangecomm::Comm& world_range, c
                        "create_bench: range ping-pong of %d bytes: wrong echo (source %d tag %d "
                        "count %d)\n",
                        bytes, st.MPI_SOURCE, st.MPI_TAG, count);
-          ++g_errors;
+          failures.add();
         }
       } else {
         check(rangecomm::Recv(rbuf.data(), bytes, MPI_BYTE, peer, tag, pair, &st),
@@ -383,7 +375,7 @@ std::vector<PingPongResult> bench_pingpong(const rangecomm::Comm& world_range, c
         if (initiator && bytes > 0 && std::memcmp(sbuf.data(), rbuf.data(), bytes) != 0) {
           std::fprintf(stderr, "create_bench: range ping-pong of %d bytes: data mismatch\n",
                        bytes);
-          ++g_errors;
+          failures.add();
         }
       };
       if (r % 2 == 0) {
@@ -451,7 +443,7 @@ int main(int argc, char** argv) {
   check(rangecomm::Create_Comm(MPI_COMM_WORLD, &world_range), "rangecomm::Create_Comm");
   if (world_range.is_null() || world_range.size() != p || world_range.rank() != rank) {
     std::fprintf(stderr, "create_bench: rank %d: world range is wrong\n", rank);
-    ++g_errors;
+    failures.add();
   }
 
   const Half half = my_half(rank, p);
@@ -466,8 +458,7 @@ int main(int argc, char** argv) {
   check(rangecomm::Comm_free(&world_range), "Comm_free (world)");
   const double t_total = MPI_Wtime() - t_start;
 
-  int errors = 0;
-  MPI_Reduce(&g_errors, &errors, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+  const int errors = failures.total();
 
   if (rank == 0) {
     const long half_size = half.size;
@@ -560,8 +551,7 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
   }
 
-  int status = errors ? 1 : 0;
-  MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  const int status = errors ? 1 : 0;
   MPI_Finalize();
   return status;
 }

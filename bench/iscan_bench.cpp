@@ -50,17 +50,10 @@ void add_options(CLI::App& app, Options* o) {
              "ratio_vs_native = median / median of native.");
 }
 
-int rank_ = 0, size_ = 1, errors_ = 0;
+int rank_ = 0, size_ = 1;
+benchcli::Failures failures("iscan_bench", rangecomm::Error_string);
 
-
-void check(int rc, const char* what) {
-  if (rc == MPI_SUCCESS) return;
-  char msg[MPI_MAX_ERROR_STRING];
-  int len = 0;
-  rangecomm::Error_string(rc, msg, &len);
-  std::fprintf(stderr, "iscan_bench: rank %d: %s failed: %.*s\n", rank_, what, len, msg);
-  ++errors_;
-}
+void check(int rc, const char* what) { failures.check(rc, what); }
 
 struct Stats {
   double median = 0, min = 0, max = 0;
@@ -110,7 +103,7 @@ Row bench_size(long n, const Options& o, const rangecomm::Comm& range, MPI_Comm 
   if (!std::equal(out_native.begin(), out_native.end(), out_range.begin())) {
     std::fprintf(stderr, "iscan_bench: rank %d: range and native prefix sums differ (n %ld)\n",
                  rank_, n);
-    ++errors_;
+    failures.add();
   }
   int iters = o.iters ? o.iters : static_cast<int>(std::clamp(400000L / (n * 8 + 4000), 3L, 100L));
   std::vector<double> tn, tr;
@@ -155,8 +148,7 @@ int main(int argc, char** argv) {
     rows.push_back(bench_size(n, o, range, native));
   }
 
-  int errors = 0;
-  MPI_Reduce(&errors_, &errors, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+  const int errors = failures.total();
   if (rank_ == 0) {
     std::vector<benchcli::Row> out;
     for (const Row& r : rows) {
@@ -181,8 +173,7 @@ int main(int argc, char** argv) {
     if (errors) std::fprintf(stderr, "iscan_bench: %d error(s), see above\n", errors);
     std::fflush(stdout);
   }
-  int status = errors ? 1 : 0;
-  MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  const int status = errors ? 1 : 0;
   MPI_Comm_free(&native);
   range = rangecomm::Comm();
   world = rangecomm::Comm();

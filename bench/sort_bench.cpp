@@ -74,16 +74,9 @@ void add_options(CLI::App& app, Options* o, std::int64_t* pow2) {
              "create_median_s,create_share (JSON: the same fields per row)");
 }
 
-int g_errors = 0;
+benchcli::Failures failures("sort_bench", rangecomm::Error_string);
 
-void check(int err, const char* what) {
-  if (err == MPI_SUCCESS) return;
-  char text[MPI_MAX_ERROR_STRING];
-  int len = 0;
-  rangecomm::Error_string(err, text, &len);
-  std::fprintf(stderr, "sort_bench: %s failed: %.*s\n", what, len, text);
-  ++g_errors;
-}
+void check(int err, const char* what) { failures.check(err, what); }
 
 // Sorted across ranks, and (balanced) exactly ceil/floor(n/p) per rank.
 bool output_ok(const std::vector<double>& v, std::int64_t n, bool balanced) {
@@ -140,7 +133,7 @@ Sample run_once(const std::string& algorithm, const std::vector<double>& input, 
     int rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     if (rank == 0) std::fprintf(stderr, "sort_bench: %s: wrong output\n", algorithm.c_str());
-    ++g_errors;
+    failures.add();
   }
   return Sample{global[0], global[1]};
 }
@@ -233,7 +226,7 @@ void report(const Options& o, const std::vector<Row>& rows, int p) {
       std::fclose(f);
     } else {
       std::fprintf(stderr, "sort_bench: cannot write %s\n", o.out.file.c_str());
-      ++g_errors;
+      failures.add();
     }
   }
   std::fputs(o.out.format() == benchcli::Format::table ? table.c_str() : text.c_str(), stdout);
@@ -271,13 +264,11 @@ int main(int argc, char** argv) {
     auto r = measure_size(o, algs, per);
     rows.insert(rows.end(), r.begin(), r.end());
   }
-  int errors = 0;
-  MPI_Reduce(&g_errors, &errors, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+  const int errors = failures.total();
   if (rank == 0) {
     report(o, rows, p);
     if (errors > 0) std::fprintf(stderr, "sort_bench: %d errors\n", errors);
   }
-  MPI_Bcast(&errors, 1, MPI_INT, 0, MPI_COMM_WORLD);
   MPI_Finalize();
   return errors > 0 ? 1 : 0;
 }

@@ -28,6 +28,22 @@ int check_buffer(const RangeState& s, int count, MPI_Datatype type, const char* 
   return MPI_SUCCESS;
 }
 
+int check_rooted(const Comm& comm, const void* own_buf, int own_count, MPI_Datatype own_type,
+                 const void* root_buf, const char* root_buf_name, int root, const char* fn,
+                 RangeState** s) {
+  int rc = check_comm(comm, fn, s);
+  if (rc == MPI_SUCCESS) rc = check_root(**s, root, fn);
+  if (rc != MPI_SUCCESS) return rc;
+  bool is_root = (*s)->rank == root;
+  if (own_buf == MPI_IN_PLACE && !is_root)
+    return raise((*s)->errcomm(), MPI_ERR_BUFFER, "%s: MPI_IN_PLACE is only for the root", fn);
+  if (is_root && root_buf == MPI_IN_PLACE)
+    return raise((*s)->errcomm(), MPI_ERR_BUFFER, "%s: %s cannot be MPI_IN_PLACE", fn,
+                 root_buf_name);
+  if (own_buf != MPI_IN_PLACE) return check_buffer(**s, own_count, own_type, fn);
+  return MPI_SUCCESS;
+}
+
 int check_op(const RangeState& s, MPI_Op op, const char* fn) {
   if (op == MPI_OP_NULL) return raise(s.errcomm(), MPI_ERR_OP, "%s: MPI_OP_NULL", fn);
   return MPI_SUCCESS;

@@ -19,6 +19,12 @@ int check_comm(const Comm& comm, const char* fn, RangeState** out);
 int check_root(const RangeState& s, int root, const char* fn);
 int check_buffer(const RangeState& s, int count, MPI_Datatype type, const char* fn);
 int check_op(const RangeState& s, MPI_Op op, const char* fn);
+// The checks of a rooted gather or scatter that every member makes: the communicator, the root,
+// and the member's own block (sendbuf of a gather, recvbuf of a scatter), which only the root
+// may give as MPI_IN_PLACE; the root's buffer for all blocks (named root_buf_name) never may.
+int check_rooted(const Comm& comm, const void* own_buf, int own_count, MPI_Datatype own_type,
+                 const void* root_buf, const char* root_buf_name, int root, const char* fn,
+                 RangeState** s);
 // check_comm + check_buffer + check_op.
 int check_reduction(const Comm& comm, int count, MPI_Datatype type, MPI_Op op, const char* fn,
                     RangeState** s);

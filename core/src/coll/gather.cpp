@@ -85,26 +85,12 @@ void add_linear(Schedule& s, const void* sendbuf, int sendcount, MPI_Datatype se
   }
 }
 
-// The checks every gather shares; the root's receive arguments are the caller's business.
-int check_gather(const Comm& comm, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                 const void* recvbuf, int root, const char* fn, detail::RangeState** s) {
-  int rc = detail::check_comm(comm, fn, s);
-  if (rc == MPI_SUCCESS) rc = detail::check_root(**s, root, fn);
-  if (rc != MPI_SUCCESS) return rc;
-  bool is_root = (*s)->rank == root;
-  if (sendbuf == MPI_IN_PLACE && !is_root)
-    return detail::raise((*s)->errcomm(), MPI_ERR_BUFFER, "%s: MPI_IN_PLACE is only for the root", fn);
-  if (is_root && recvbuf == MPI_IN_PLACE)
-    return detail::raise((*s)->errcomm(), MPI_ERR_BUFFER, "%s: recvbuf cannot be MPI_IN_PLACE", fn);
-  if (sendbuf != MPI_IN_PLACE) return detail::check_buffer(**s, sendcount, sendtype, fn);
-  return MPI_SUCCESS;
-}
-
 int gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
            int recvcount, MPI_Datatype recvtype, int root, const Comm& comm, Request* request,
            const char* fn) {
   detail::RangeState* s = nullptr;
-  int rc = check_gather(comm, sendbuf, sendcount, sendtype, recvbuf, root, fn, &s);
+  int rc = detail::check_rooted(comm, sendbuf, sendcount, sendtype, recvbuf, "recvbuf", root, fn,
+                                &s);
   bool is_root = rc == MPI_SUCCESS && s->rank == root;
   if (is_root) rc = detail::check_buffer(*s, recvcount, recvtype, fn);
   if (rc != MPI_SUCCESS) return rc;
@@ -137,7 +123,8 @@ int gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* rec
             const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
             const Comm& comm, Request* request, const char* fn) {
   detail::RangeState* s = nullptr;
-  int rc = check_gather(comm, sendbuf, sendcount, sendtype, recvbuf, root, fn, &s);
+  int rc = detail::check_rooted(comm, sendbuf, sendcount, sendtype, recvbuf, "recvbuf", root, fn,
+                                &s);
   if (rc != MPI_SUCCESS) return rc;
   if (s->rank == root) {
     if (recvcounts == nullptr || displs == nullptr)

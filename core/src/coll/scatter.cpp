@@ -84,26 +84,12 @@ void add_linear(Schedule& s, const void* sendbuf, const int* sendcounts, const i
   }
 }
 
-// The checks every scatter shares; the root's send arguments are the caller's business.
-int check_scatter(const Comm& comm, const void* sendbuf, void* recvbuf, int recvcount,
-                  MPI_Datatype recvtype, int root, const char* fn, detail::RangeState** s) {
-  int rc = detail::check_comm(comm, fn, s);
-  if (rc == MPI_SUCCESS) rc = detail::check_root(**s, root, fn);
-  if (rc != MPI_SUCCESS) return rc;
-  bool is_root = (*s)->rank == root;
-  if (recvbuf == MPI_IN_PLACE && !is_root)
-    return detail::raise((*s)->errcomm(), MPI_ERR_BUFFER, "%s: MPI_IN_PLACE is only for the root", fn);
-  if (is_root && sendbuf == MPI_IN_PLACE)
-    return detail::raise((*s)->errcomm(), MPI_ERR_BUFFER, "%s: sendbuf cannot be MPI_IN_PLACE", fn);
-  if (recvbuf != MPI_IN_PLACE) return detail::check_buffer(**s, recvcount, recvtype, fn);
-  return MPI_SUCCESS;
-}
-
 int scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
             int recvcount, MPI_Datatype recvtype, int root, const Comm& comm, Request* request,
             const char* fn) {
   detail::RangeState* s = nullptr;
-  int rc = check_scatter(comm, sendbuf, recvbuf, recvcount, recvtype, root, fn, &s);
+  int rc = detail::check_rooted(comm, recvbuf, recvcount, recvtype, sendbuf, "sendbuf", root, fn,
+                                &s);
   bool is_root = rc == MPI_SUCCESS && s->rank == root;
   if (is_root) rc = detail::check_buffer(*s, sendcount, sendtype, fn);
   if (rc != MPI_SUCCESS) return rc;
@@ -136,7 +122,8 @@ int scatterv(const void* sendbuf, const int sendcounts[], const int displs[],
              MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, int root,
              const Comm& comm, Request* request, const char* fn) {
   detail::RangeState* s = nullptr;
-  int rc = check_scatter(comm, sendbuf, recvbuf, recvcount, recvtype, root, fn, &s);
+  int rc = detail::check_rooted(comm, recvbuf, recvcount, recvtype, sendbuf, "sendbuf", root, fn,
+                                &s);
   if (rc != MPI_SUCCESS) return rc;
   if (s->rank == root) {
     if (sendcounts == nullptr || displs == nullptr)
