@@ -106,8 +106,8 @@ inline void add_output_options(CLI::App& app, Output* out) {
 }
 
 // Parses the command line on every rank (they all see the same argv). Returns true to go on;
-// false with *exit_code 0 after --help (printed by rank 0) or 1 after a bad option (one line
-// on rank 0's standard error).
+// false, with MPI finalised, when main should return *exit_code at once: 0 after --help
+// (printed by rank 0), 1 after a bad option (one line on rank 0's standard error).
 inline bool parse(CLI::App& app, int argc, char** argv, int* exit_code) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -121,6 +121,7 @@ inline bool parse(CLI::App& app, int argc, char** argv, int* exit_code) {
     if (rank == 0) std::fprintf(stderr, "%s: %s (see --help)\n", app.get_name().c_str(), e.what());
     *exit_code = 1;
   }
+  MPI_Finalize();
   return false;
 }
 

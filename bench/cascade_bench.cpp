@@ -180,10 +180,7 @@ int main(int argc, char** argv) {
                "cascade_bench"};
   add_options(app, &o);
   int exit_code = 0;
-  if (!benchcli::parse(app, argc, argv, &exit_code)) {
-    MPI_Finalize();
-    return exit_code;
-  }
+  if (!benchcli::parse(app, argc, argv, &exit_code)) return exit_code;
   const int g = o.group_size ? o.group_size : (size_ >= 7 ? 4 : 2);
   rangecomm::Comm world;
   check(rangecomm::Create_Comm(MPI_COMM_WORLD, &world), "Create_Comm");

@@ -351,10 +351,7 @@ int main(int argc, char** argv) {
                "coll_bench"};
   add_options(app, &o);
   int exit_code = 0;
-  if (!benchcli::parse(app, argc, argv, &exit_code)) {
-    MPI_Finalize();
-    return exit_code;
-  }
+  if (!benchcli::parse(app, argc, argv, &exit_code)) return exit_code;
   rangecomm::Comm world, range;
   check(rangecomm::Create_Comm(MPI_COMM_WORLD, &world), "Create_Comm");
   // The range of all processes, one level below the attachment, as a user would make it.

@@ -433,10 +433,7 @@ int main(int argc, char** argv) {
                "create_bench"};
   add_options(app, &o);
   int exit_code = 0;
-  if (!benchcli::parse(app, argc, argv, &exit_code)) {
-    MPI_Finalize();
-    return exit_code;
-  }
+  if (!benchcli::parse(app, argc, argv, &exit_code)) return exit_code;
 
   const double t_start = MPI_Wtime();
   rangecomm::Comm world_range;

@@ -70,10 +70,7 @@ int main(int argc, char** argv) {
       ->check(benchcli::at_least(1, 1000000))->capture_default_str();
   benchcli::add_output_options(app, &out);
   int exit_code = 0;
-  if (!benchcli::parse(app, argc, argv, &exit_code)) {
-    MPI_Finalize();
-    return exit_code;
-  }
+  if (!benchcli::parse(app, argc, argv, &exit_code)) return exit_code;
   rangecomm::Comm world;
   check(rangecomm::Create_Comm(MPI_COMM_WORLD, &world), "Create_Comm");
   MPI_Group world_group;

@@ -132,10 +132,7 @@ int main(int argc, char** argv) {
                "iscan_bench"};
   add_options(app, &o);
   int exit_code = 0;
-  if (!benchcli::parse(app, argc, argv, &exit_code)) {
-    MPI_Finalize();
-    return exit_code;
-  }
+  if (!benchcli::parse(app, argc, argv, &exit_code)) return exit_code;
   rangecomm::Comm world, range;
   check(rangecomm::Create_Comm(MPI_COMM_WORLD, &world), "Create_Comm");
   check(rangecomm::Split_Comm(world, 0, size_ - 1, &range), "Split_Comm");

@@ -247,10 +247,7 @@ int main(int argc, char** argv) {
                "sort_bench"};
   add_options(app, &o, &pow2);
   int exit_code = 0;
-  if (!benchcli::parse(app, argc, argv, &exit_code)) {
-    MPI_Finalize();
-    return exit_code;
-  }
+  if (!benchcli::parse(app, argc, argv, &exit_code)) return exit_code;
   if (pow2 > 0) {
     o.sizes.clear();
     for (std::int64_t s = 1; s <= pow2; s *= 2) o.sizes.push_back(s);

@@ -74,10 +74,7 @@ int main(int argc, char** argv) {
       ->check(benchcli::at_least(1))->capture_default_str();
   benchcli::add_output_options(app, &out);
   int exit_code = 0;
-  if (!benchcli::parse(app, argc, argv, &exit_code)) {
-    MPI_Finalize();
-    return exit_code;
-  }
+  if (!benchcli::parse(app, argc, argv, &exit_code)) return exit_code;
   bool csv = out.format() != benchcli::Format::table;
   int me = 0, p = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
