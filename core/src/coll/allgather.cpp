@@ -19,6 +19,13 @@ namespace rangecomm {
 
 namespace {
 
+namespace tune {  // thresholds (docs/collectives.md)
+detail::Tunable allgather_direct_procs{"ALLGATHER_DIRECT_PROCS", 8};
+detail::Tunable allgather_direct_bytes{"ALLGATHER_DIRECT_BYTES", 16384};
+detail::Tunable allgather_short_bytes{"ALLGATHER_SHORT_BYTES", 8 << 20};
+detail::Tunable allgatherv_short_bytes{"ALLGATHERV_SHORT_BYTES", 81920};
+}  // namespace tune
+
 using detail::Schedule;
 using detail::new_schedule;
 
@@ -69,19 +76,19 @@ void add_bruck(Schedule& s, const Layout& l, int rank, int size) {
 // owner, all in one round (p - 1 messages each way; for small totals on few processes).
 void add_direct(Schedule& s, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                 const Layout& l, int rank, int size) {
-  std::vector<detail::Part> recvs;
-  for (int j = 0; j < size; ++j)
-    recvs.push_back({block_at(l.buf, l.offsets[j], l.type), l.counts[j], l.type});
+  auto& [sends, recvs] = detail::exchange_parts(size);
+  for (int j = 0; j < size; ++j) recvs[j] = {block_at(l.buf, l.offsets[j], l.type), l.counts[j], l.type};
   const detail::Part mine = sendbuf == MPI_IN_PLACE
                                 ? recvs[rank]
                                 : detail::Part{const_cast<void*>(sendbuf), sendcount, sendtype};
-  detail::add_exchange(s, std::vector<detail::Part>(size, mine), recvs, false, false, rank, size);
+  std::fill(sends.begin(), sends.end(), mine);
+  detail::add_exchange(s, sends, recvs, false, false, rank, size);
 }
 
 // Whether an allgather of `total` bytes on `size` processes goes direct.
 bool direct(long long total, int size) {
-  return size <= detail::tuning("ALLGATHER_DIRECT_PROCS", 8) &&
-         total <= detail::tuning("ALLGATHER_DIRECT_BYTES", 16384);
+  return size <= tune::allgather_direct_procs() &&
+         total <= tune::allgather_direct_bytes();
 }
 
 void add_ring(Schedule& s, const Layout& l, int rank, int size) {
@@ -130,7 +137,7 @@ int allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* r
     if (sendbuf != MPI_IN_PLACE)
       sched->copy(sendbuf, sendcount, sendtype, block_at(recvbuf, l.offsets[s->rank], recvtype),
                   recvcount, recvtype);
-    if (total < detail::tuning("ALLGATHER_SHORT_BYTES", 8 << 20))
+    if (total < tune::allgather_short_bytes())
       add_bruck(*sched, l, s->rank, s->size);
     else
       add_ring(*sched, l, s->rank, s->size);
@@ -180,7 +187,7 @@ int allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* 
     // nothing to move
   } else if (direct(total, s->size)) {
     add_direct(*sched, sendbuf, sendcount, sendtype, l, s->rank, s->size);
-  } else if (total < detail::tuning("ALLGATHERV_SHORT_BYTES", 81920) && total <= INT_MAX) {
+  } else if (total < tune::allgatherv_short_bytes() && total <= INT_MAX) {
     add_bruck_v(*sched, sendbuf, sendcount, sendtype, l, s->rank, s->size);
   } else {
     if (sendbuf != MPI_IN_PLACE)

@@ -17,6 +17,13 @@ namespace rangecomm {
 
 namespace {
 
+namespace tune {  // thresholds (docs/collectives.md)
+detail::Tunable allreduce_direct_procs{"ALLREDUCE_DIRECT_PROCS", 8};
+detail::Tunable allreduce_direct_bytes{"ALLREDUCE_DIRECT_BYTES", 2048};
+detail::Tunable allreduce_short_bytes{"ALLREDUCE_SHORT_BYTES", 8192};
+detail::Tunable allreduce_ring_bytes{"ALLREDUCE_RING_BYTES", 2 << 20};
+}  // namespace tune
+
 using detail::Schedule;
 using detail::new_schedule;
 
@@ -74,10 +81,12 @@ void add_direct(Schedule& s, void* buf, int count, MPI_Datatype type, MPI_Op op,
   MPI_Type_get_extent(type, &lb, &extent);
   char* all = static_cast<char*>(s.scratch(count * size, type));
   auto slot = [&](int i) { return all + static_cast<MPI_Aint>(i) * count * extent; };
-  std::vector<detail::Part> recvs;
-  for (int i = 0; i < size; ++i) recvs.push_back({slot(i), count, type});
-  detail::add_exchange(s, std::vector<detail::Part>(size, {buf, count, type}), recvs, false,
-                       false, rank, size);
+  auto& [sends, recvs] = detail::exchange_parts(size);
+  for (int i = 0; i < size; ++i) {
+    sends[i] = {buf, count, type};
+    recvs[i] = {slot(i), count, type};
+  }
+  detail::add_exchange(s, sends, recvs, false, false, rank, size);
   s.copy(slot(size - 1), count, type, buf, count, type);
   for (int i = size - 2; i >= 0; --i) s.reduce(slot(i), buf, count, type, op);
 }
@@ -110,8 +119,8 @@ int allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, 
   long long bytes = static_cast<long long>(count) * type_size;
   if (count == 0) {
     // nothing to do
-  } else if (s->size > 1 && s->size <= detail::tuning("ALLREDUCE_DIRECT_PROCS", 8) &&
-             bytes <= detail::tuning("ALLREDUCE_DIRECT_BYTES", 2048) &&
+  } else if (s->size > 1 && s->size <= tune::allreduce_direct_procs() &&
+             bytes <= tune::allreduce_direct_bytes() &&
              static_cast<long long>(count) * s->size <= INT_MAX) {
     sched->copy(sendbuf, count, type, recvbuf, count, type);
     add_direct(*sched, recvbuf, count, type, op, s->rank, s->size);
@@ -119,11 +128,11 @@ int allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, 
     // Non-roots reduce from sendbuf; recvbuf only ever receives the final result.
     detail::add_reduce(*sched, sendbuf, recvbuf, count, type, op, 0, s->rank, s->size);
     detail::add_bcast(*sched, recvbuf, count, type, 0, s->rank, s->size);
-  } else if (bytes < detail::tuning("ALLREDUCE_SHORT_BYTES", 8192) || count < s->size) {
+  } else if (bytes < tune::allreduce_short_bytes() || count < s->size) {
     sched->copy(sendbuf, count, type, recvbuf, count, type);
     add_recursive_doubling(*sched, recvbuf, count, type, op, s->rank, s->size);
   } else if (detail::Fold(s->size).none() ||
-             bytes < detail::tuning("ALLREDUCE_RING_BYTES", 2 << 20)) {
+             bytes < tune::allreduce_ring_bytes()) {
     add_rabenseifner(*sched, sendbuf, recvbuf, count, type, op, s->rank, s->size);
   } else {  // Rabenseifner's fold-in would move the whole vector twice more
     add_ring(*sched, sendbuf, recvbuf, count, type, op, s->rank, s->size);

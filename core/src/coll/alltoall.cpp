@@ -17,6 +17,13 @@ namespace rangecomm {
 
 namespace {
 
+namespace tune {  // thresholds (docs/collectives.md)
+detail::Tunable alltoall_linear_max_size{"ALLTOALL_LINEAR_MAX_SIZE", 32};
+detail::Tunable alltoall_short_bytes{"ALLTOALL_SHORT_BYTES", 256};
+detail::Tunable alltoall_pairwise_bytes{"ALLTOALL_PAIRWISE_BYTES", 1 << 20};
+detail::Tunable alltoallv_linear_max_size{"ALLTOALLV_LINEAR_MAX_SIZE", 32};
+}  // namespace tune
+
 using detail::Schedule;
 using detail::new_schedule;
 using detail::bytes_of;
@@ -104,21 +111,21 @@ int alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* re
     // Up to ALLTOALL_LINEAR_MAX_SIZE processes every message is posted at once while the
     // blocks are small enough to stay eager (one round: measured faster than Bruck's log p
     // rounds at 8 and 16 processes); beyond, Bruck for short blocks. Pairwise for long blocks.
-    bool few = s->size <= detail::tuning("ALLTOALL_LINEAR_MAX_SIZE", 32);
-    bool bruck = !few && bytes < detail::tuning("ALLTOALL_SHORT_BYTES", 256) &&
+    bool few = s->size <= tune::alltoall_linear_max_size();
+    bool bruck = !few && bytes < tune::alltoall_short_bytes() &&
                  static_cast<long long>(std::max(sendcount, recvcount)) * s->size <= INT_MAX;
     if (bruck) {  // (Bruck counts all blocks at once, hence the INT_MAX check.)
       add_bruck(*sched, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, s->rank,
                 s->size);
     } else {
       MPI_Aint sblock = sendcount * extent_of(sendtype), rblock = recvcount * extent_of(recvtype);
-      std::vector<Part> sends, recvs;
+      auto& [sends, recvs] = detail::exchange_parts(s->size);
       for (int j = 0; j < s->size; ++j) {
-        sends.push_back({at(sendbuf, j * sblock), sendcount, sendtype});
-        recvs.push_back({at(recvbuf, j * rblock), recvcount, recvtype});
+        sends[j] = {at(sendbuf, j * sblock), sendcount, sendtype};
+        recvs[j] = {at(recvbuf, j * rblock), recvcount, recvtype};
       }
-      bool linear = few && bytes < detail::tuning("ALLTOALL_PAIRWISE_BYTES", 1 << 20);
-      add_exchange(*sched, std::move(sends), recvs, in_place, !linear, s->rank, s->size);
+      bool linear = few && bytes < tune::alltoall_pairwise_bytes();
+      add_exchange(*sched, sends, recvs, in_place, !linear, s->rank, s->size);
     }
   }
   return detail::run(comm, std::move(sched), request);
@@ -150,14 +157,14 @@ int alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Aint sbytes
               Request* request) {
   const detail::RangeState& s = *comm.state();
   bool in_place = sendbuf == MPI_IN_PLACE;
-  std::vector<Part> sends(s.size), recvs(s.size);
+  auto& [sends, recvs] = detail::exchange_parts(s.size);
   for (int j = 0; j < s.size; ++j) {
     recvs[j] = {at(recvbuf, rbytes[j]), recvcounts[j], recvtypes[j]};
     sends[j] = in_place ? recvs[j] : Part{at(sendbuf, sbytes[j]), sendcounts[j], sendtypes[j]};
   }
-  bool pairwise = s.size > detail::tuning("ALLTOALLV_LINEAR_MAX_SIZE", 32);
+  bool pairwise = s.size > tune::alltoallv_linear_max_size();
   auto sched = new_schedule();
-  add_exchange(*sched, std::move(sends), recvs, in_place, pairwise, s.rank, s.size);
+  add_exchange(*sched, sends, recvs, in_place, pairwise, s.rank, s.size);
   return detail::run(comm, std::move(sched), request);
 }
 

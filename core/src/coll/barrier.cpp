@@ -8,12 +8,17 @@
 namespace rangecomm {
 
 namespace {
+
+namespace tune {  // thresholds (docs/collectives.md)
+detail::Tunable barrier_direct_procs{"BARRIER_DIRECT_PROCS", 8};
+}  // namespace tune
+
 int barrier(const Comm& comm, Request* request, const char* fn) {
   detail::RangeState* s = nullptr;
   int rc = detail::check_comm(comm, fn, &s);
   if (rc != MPI_SUCCESS) return rc;
   auto sched = detail::new_schedule();
-  if (s->size <= detail::tuning("BARRIER_DIRECT_PROCS", 8)) {
+  if (s->size <= tune::barrier_direct_procs()) {
     for (int k = 1; k < s->size; ++k) {
       sched->send(nullptr, 0, MPI_BYTE, (s->rank + k) % s->size);
       sched->recv(nullptr, 0, MPI_BYTE, (s->rank - k + s->size) % s->size);

@@ -53,13 +53,23 @@ constexpr long long kBcastSmallPiecedBytes = 0;
 constexpr long long kBcastPiecedBytes = 0;
 #endif
 
+// Thresholds (docs/collectives.md).
+namespace tune {
+detail::Tunable bcast_small_pieced_bytes{"BCAST_SMALL_PIECED_BYTES", kBcastSmallPiecedBytes};
+detail::Tunable bcast_small_piece_bytes{"BCAST_SMALL_PIECE_BYTES", 256};
+detail::Tunable bcast_pieced_bytes{"BCAST_PIECED_BYTES", kBcastPiecedBytes};
+detail::Tunable bcast_piece_bytes{"BCAST_PIECE_BYTES", 4000};
+detail::Tunable bcast_pipeline_bytes{"BCAST_PIPELINE_BYTES", 8 << 20};
+detail::Tunable bcast_segment_bytes{"BCAST_SEGMENT_BYTES", 1 << 20};
+}  // namespace tune
+
 // Bytes per piece for a tree broadcast of `bytes`, or 0 for one message per tree edge.
 int bcast_piece_bytes(long long bytes) {
   long long piece = 0;
-  if (bytes <= detail::tuning("BCAST_SMALL_PIECED_BYTES", kBcastSmallPiecedBytes))
-    piece = detail::tuning("BCAST_SMALL_PIECE_BYTES", 256);
-  else if (bytes <= detail::tuning("BCAST_PIECED_BYTES", kBcastPiecedBytes))
-    piece = detail::tuning("BCAST_PIECE_BYTES", 4000);
+  if (bytes <= tune::bcast_small_pieced_bytes())
+    piece = tune::bcast_small_piece_bytes();
+  else if (bytes <= tune::bcast_pieced_bytes())
+    piece = tune::bcast_piece_bytes();
   return piece > 0 && piece < bytes ? static_cast<int>(std::min<long long>(piece, INT_MAX)) : 0;
 }
 
@@ -75,10 +85,15 @@ constexpr long long kBcastFlatBytes = 65536;
 constexpr long long kBcastFlatBytes = 0;
 #endif
 
+namespace tune {
+detail::Tunable bcast_flat_bytes{"BCAST_FLAT_BYTES", kBcastFlatBytes};
+detail::Tunable bcast_flat_procs{"BCAST_FLAT_PROCS", 16};
+}  // namespace tune
+
 bool flat_bcast(const detail::RangeState& s, long long bytes) {
   if (s.size <= 2 || !s.channel->one_node()) return false;  // on 2 the tree is flat already
-  long long from = detail::tuning("BCAST_FLAT_BYTES", kBcastFlatBytes);
-  return from > 0 && bytes >= from && s.size <= detail::tuning("BCAST_FLAT_PROCS", 16);
+  long long from = tune::bcast_flat_bytes();
+  return from > 0 && bytes >= from && s.size <= tune::bcast_flat_procs();
 }
 
 void add_flat_bcast(detail::Schedule& sched, void* buf, int count, MPI_Datatype type, int root,
@@ -91,7 +106,7 @@ void add_flat_bcast(detail::Schedule& sched, void* buf, int count, MPI_Datatype 
 }
 
 int bcast_segment_bytes() {
-  long long segment = detail::tuning("BCAST_SEGMENT_BYTES", 1 << 20);
+  long long segment = tune::bcast_segment_bytes();
   return static_cast<int>(std::clamp<long long>(segment, 1, INT_MAX));
 }
 
@@ -130,7 +145,7 @@ int bcast(void* buf, int count, MPI_Datatype type, int root, const Comm& comm, R
   int type_size = 0;
   MPI_Type_size(type, &type_size);
   long long bytes = static_cast<long long>(count) * type_size;
-  bool tree = bytes < detail::tuning("BCAST_PIPELINE_BYTES", 8 << 20) || s->size == 2;
+  bool tree = bytes < tune::bcast_pipeline_bytes() || s->size == 2;
   int cut_bytes = tree ? bcast_piece_bytes(bytes) : bcast_segment_bytes();  // piece or segment
   if (count == 0 || s->size == 1) {
     // nothing to send

@@ -170,7 +170,14 @@ void add_bcast(Schedule& s, void* buf, int count, MPI_Datatype type, int root, i
   }
 }
 
-void add_exchange(Schedule& s, std::vector<Part> sends, const std::vector<Part>& recvs,
+ExchangeParts& exchange_parts(int size) {
+  static ExchangeParts& parts = *new ExchangeParts;  // never destroyed: usable at exit
+  parts.sends.resize(size);
+  parts.recvs.resize(size);
+  return parts;
+}
+
+void add_exchange(Schedule& s, std::vector<Part>& sends, const std::vector<Part>& recvs,
                   bool in_place, bool pairwise, int rank, int size) {
   if (in_place) {
     for (int j = 0; j < size; ++j) {

@@ -56,13 +56,22 @@ struct Part {
   bool empty() const { return bytes_of(count, type) == 0; }
 };
 
+// The two part lists of an exchange, `size` entries each (contents left to the caller), reused
+// between calls so that building an exchange allocates nothing once warm. Valid until the next
+// call; the library is entered by one thread at a time.
+struct ExchangeParts {
+  std::vector<Part> sends, recvs;
+};
+ExchangeParts& exchange_parts(int size);
+
 // Appends an exchange with every peer: sends[j] to rank j, recvs[j] from rank j, the own part
 // copied (sends[rank] to recvs[rank]). All in one round, or with `pairwise` one round per peer
 // (round k sending to rank + k and receiving from rank - k). Zero-byte messages are skipped on
 // both sides (equal signatures make both sides agree). With `in_place`, sends alias recvs: each
 // block leaves through a scratch copy made before anything arrives, and the own block stays
 // where it is. Used by the all-to-all family and the direct (one-round) algorithms.
-void add_exchange(Schedule& s, std::vector<Part> sends, const std::vector<Part>& recvs,
+// `sends` is overwritten with the scratch copies when in place.
+void add_exchange(Schedule& s, std::vector<Part>& sends, const std::vector<Part>& recvs,
                   bool in_place, bool pairwise, int rank, int size);
 
 // The binomial tree on ranks relative to the root: v's parent is v without its lowest set bit;

@@ -18,6 +18,10 @@ namespace rangecomm {
 
 namespace {
 
+namespace tune {  // thresholds (docs/collectives.md)
+detail::Tunable gather_short_bytes{"GATHER_SHORT_BYTES", 65536};
+}  // namespace tune
+
 using detail::Schedule;
 using detail::new_schedule;
 
@@ -100,7 +104,7 @@ int gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recv
   auto sched = new_schedule();
   if (block == 0) {
     // nothing to move
-  } else if (total < detail::tuning("GATHER_SHORT_BYTES", 65536) && total <= INT_MAX) {
+  } else if (total < tune::gather_short_bytes() && total <= INT_MAX) {
     if (is_root)
       add_tree_root(*sched, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
                     s->size);

@@ -23,6 +23,11 @@ constexpr long long kReduceShortBytes = 4 << 20;
 constexpr long long kReduceShortBytes = 8192;
 #endif
 
+namespace tune {  // thresholds (docs/collectives.md)
+detail::Tunable reduce_short_bytes{"REDUCE_SHORT_BYTES", kReduceShortBytes};
+detail::Tunable reduce_ring_bytes{"REDUCE_RING_BYTES", 8 << 20};
+}  // namespace tune
+
 void add_ring_reduce(detail::Schedule& s, const void* sendbuf, void* recvbuf, int count,
                      MPI_Datatype type, MPI_Op op, int root, int rank, int size) {
   // recvbuf is insignificant off the root: work in scratch there.
@@ -102,11 +107,11 @@ int reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI
   long long bytes = static_cast<long long>(count) * type_size;
   if (count == 0) {
     // nothing to do
-  } else if (bytes < detail::tuning("REDUCE_SHORT_BYTES", kReduceShortBytes) || count < s->size ||
+  } else if (bytes < tune::reduce_short_bytes() || count < s->size ||
              !detail::commutative(op)) {
     detail::add_reduce(*sched, sendbuf, recvbuf, count, type, op, root, s->rank, s->size);
   } else if (detail::Fold(s->size).none() ||
-             bytes < detail::tuning("REDUCE_RING_BYTES", 8 << 20)) {
+             bytes < tune::reduce_ring_bytes()) {
     add_rabenseifner_reduce(*sched, sendbuf, recvbuf, count, type, op, root, s->rank, s->size);
   } else {
     add_ring_reduce(*sched, sendbuf, recvbuf, count, type, op, root, s->rank, s->size);

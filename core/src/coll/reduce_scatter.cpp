@@ -15,6 +15,10 @@ namespace rangecomm {
 
 namespace {
 
+namespace tune {  // thresholds (docs/collectives.md)
+detail::Tunable reduce_scatter_short_bytes{"REDUCE_SCATTER_SHORT_BYTES", 524288};
+}  // namespace tune
+
 using detail::Schedule;
 using detail::new_schedule;
 
@@ -159,7 +163,7 @@ int reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[], M
     sched->copy(in, b.total, type, recvbuf, b.total, type);
   } else if (!detail::commutative(op)) {
     add_reduce_then_scatter(*sched, in, recvbuf, b, op, s->rank, s->size);
-  } else if (total * type_size < detail::tuning("REDUCE_SCATTER_SHORT_BYTES", 524288)) {
+  } else if (total * type_size < tune::reduce_scatter_short_bytes()) {
     add_halving(*sched, in, recvbuf, b, op, s->rank, s->size);
   } else {
     add_pairwise(*sched, in, recvbuf, in_place, b, op, s->rank, s->size);

@@ -20,6 +20,12 @@ namespace rangecomm {
 
 namespace {
 
+namespace tune {  // thresholds (docs/collectives.md)
+detail::Tunable scan_chain_max_size{"SCAN_CHAIN_MAX_SIZE", 16};
+detail::Tunable scan_chain_bytes{"SCAN_CHAIN_BYTES", 1 << 20};
+detail::Tunable scan_segment_bytes{"SCAN_SEGMENT_BYTES", 1 << 20};
+}  // namespace tune
+
 using detail::Schedule;
 using detail::new_schedule;
 
@@ -115,12 +121,12 @@ int scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_O
   if (sendbuf == MPI_IN_PLACE) sendbuf = recvbuf;
   auto sched = new_schedule();
   long long bytes = detail::bytes_of(count, type);
-  bool chain = s->size <= detail::tuning("SCAN_CHAIN_MAX_SIZE", 16) ||
-               bytes >= detail::tuning("SCAN_CHAIN_BYTES", 1 << 20);
+  bool chain = s->size <= tune::scan_chain_max_size() ||
+               bytes >= tune::scan_chain_bytes();
   if (count > 0 && s->size > 1 && chain) {
     int type_size = 0;
     MPI_Type_size(type, &type_size);
-    long long segment_bytes = std::max(1LL, detail::tuning("SCAN_SEGMENT_BYTES", 1 << 20));
+    long long segment_bytes = std::max(1LL, tune::scan_segment_bytes());
     int segment_count = static_cast<int>(std::clamp(segment_bytes / std::max(type_size, 1), 1LL,
                                                     static_cast<long long>(count)));
     add_chain_scan(*sched, sendbuf, recvbuf, count, type, op, s->rank, s->size, exclusive,

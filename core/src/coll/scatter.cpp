@@ -18,6 +18,10 @@ namespace rangecomm {
 
 namespace {
 
+namespace tune {  // thresholds (docs/collectives.md)
+detail::Tunable scatter_short_bytes{"SCATTER_SHORT_BYTES", 65536};
+}  // namespace tune
+
 using detail::Schedule;
 using detail::new_schedule;
 
@@ -99,7 +103,7 @@ int scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* rec
   auto sched = new_schedule();
   if (block == 0) {
     // nothing to move
-  } else if (total < detail::tuning("SCATTER_SHORT_BYTES", 65536) && total <= INT_MAX) {
+  } else if (total < tune::scatter_short_bytes() && total <= INT_MAX) {
     if (is_root)
       add_tree_root(*sched, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
                     s->size);
