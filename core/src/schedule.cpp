@@ -7,6 +7,7 @@
 #include "matching.hpp"
 #include "rangecomm/embedding.hpp"
 #include "status.hpp"
+#include "type_facts.hpp"
 
 namespace rangecomm::detail {
 
@@ -32,20 +33,18 @@ void Schedule::end_round() {
   if (steps_.size() > begin) round_ends_.push_back(steps_.size());
 }
 
-void* Schedule::scratch(int count, MPI_Datatype type) {
-  MPI_Aint lb = 0, extent = 0, true_lb = 0, true_extent = 0;
-  MPI_Type_get_extent(type, &lb, &extent);
-  MPI_Type_get_true_extent(type, &true_lb, &true_extent);
-  size_t bytes = count > 0 ? static_cast<size_t>(true_extent + (count - 1) * extent) : 0;
+void* ScratchBlocks::get(int count, MPI_Datatype type) {
+  TypeFacts t = type_facts(type);
+  size_t bytes = count > 0 ? static_cast<size_t>(t.true_extent + (count - 1) * t.extent) : 0;
   bytes = std::max<size_t>(bytes, 1);
-  if (scratch_used_ == scratch_.size()) scratch_.push_back({nullptr, 0});
-  Block& block = scratch_[scratch_used_++];
+  if (used_ == blocks_.size()) blocks_.push_back({nullptr, 0});
+  Block& block = blocks_[used_++];
   if (block.capacity < bytes) {
     // uninitialised: every byte is written before it is read
     block.bytes.reset(new char[bytes]);
     block.capacity = bytes;
   }
-  return block.bytes.get() - true_lb;
+  return block.bytes.get() - t.true_lb;
 }
 
 namespace {
@@ -145,7 +144,7 @@ void Schedule::reset() {
   held_ops_.clear();
   steps_.clear();
   round_ends_.clear();
-  scratch_used_ = 0;
+  scratch_.release();
 }
 
 namespace {
@@ -162,9 +161,9 @@ constexpr size_t kPoolScratchBytes = size_t{32} << 20;
 size_t g_pool_scratch_bytes = 0;
 }  // namespace
 
-size_t Schedule::scratch_capacity() const {
+size_t ScratchBlocks::capacity() const {
   size_t total = 0;
-  for (const Block& b : scratch_) total += b.capacity;
+  for (const Block& b : blocks_) total += b.capacity;
   return total;
 }
 
@@ -191,12 +190,9 @@ int local_copy(const void* in, int in_count, MPI_Datatype in_type, void* out, in
                MPI_Datatype out_type) {
   if (in_count == 0 || in == out) return MPI_SUCCESS;
   if (in_type == out_type && in_count <= out_count) {
-    int size = 0;
-    MPI_Aint lb = 0, extent = 0;
-    MPI_Type_size(in_type, &size);
-    MPI_Type_get_extent(in_type, &lb, &extent);
-    if (lb == 0 && extent == size) {  // contiguous
-      std::memmove(out, in, static_cast<size_t>(size) * static_cast<size_t>(in_count));
+    TypeFacts t = type_facts(in_type);
+    if (t.contiguous()) {
+      std::memmove(out, in, static_cast<size_t>(t.size) * static_cast<size_t>(in_count));
       return MPI_SUCCESS;
     }
   }
@@ -220,7 +216,7 @@ namespace {
 
 // Posts a receive of a collective step, from the parked messages if the matching engine took
 // it out of MPI while polling for wildcards.
-int post_recv(const Schedule::Step& s, RangeState& range, int tag, MPI_Request* req) {
+int post_recv(const Step& s, RangeState& range, int tag, MPI_Request* req) {
   int root_source = range.to_root(s.peer);
   Parked p;
   if (take_parked(range, TagLayout::collective, root_source, tag & TagLayout::max_payload, &p))
@@ -228,38 +224,41 @@ int post_recv(const Schedule::Step& s, RangeState& range, int tag, MPI_Request* 
   return MPI_Irecv(s.out, s.count, s.type, root_source, tag, range.lane_comm(), req);
 }
 
+int reduce_local(const void* in, void* out, int count, MPI_Datatype type, MPI_Op op) {
+  return count > 0 ? MPI_Reduce_local(in, out, count, type, op) : MPI_SUCCESS;
+}
+
 // Runs the local steps of [begin, end) in order.
-int run_local_steps(const Schedule::Step* begin, const Schedule::Step* end) {
+int run_local_steps(const Step* begin, const Step* end) {
   for (const auto* s = begin; s != end; ++s) {
     int rc = MPI_SUCCESS;
-    if (s->kind == Schedule::Step::Kind::copy)
+    if (s->kind == Step::Kind::copy)
       rc = local_copy(s->in, s->count, s->type, s->out, s->out_count, s->out_type);
-    else if (s->kind == Schedule::Step::Kind::reduce && s->count > 0)
-      rc = MPI_Reduce_local(s->in, s->out, s->count, s->type, s->op);
+    else if (s->kind == Step::Kind::reduce)
+      rc = reduce_local(s->in, s->out, s->count, s->type, s->op);
     if (rc != MPI_SUCCESS) return rc;
   }
   return MPI_SUCCESS;
 }
 
-bool is_transfer(const Schedule::Step& s) {
-  return s.kind == Schedule::Step::Kind::send || s.kind == Schedule::Step::Kind::recv;
+bool is_transfer(const Step& s) {
+  return s.kind == Step::Kind::send || s.kind == Step::Kind::recv;
 }
 
-// Starts round r: its local steps in order, then its sends and receives, appended to *requests.
-int post_round(const Schedule& schedule, size_t r, RangeState& range, int tag,
+// Starts the round [begin, end): its local steps in order, then its sends and receives,
+// appended to *requests.
+int post_round(const Step* begin, const Step* end, RangeState& range, int tag,
                std::vector<MPI_Request>* requests) {
-  const Schedule::Step* begin = schedule.round_begin(r);
-  const Schedule::Step* end = schedule.round_end(r);
   if (int rc = run_local_steps(begin, end); rc != MPI_SUCCESS) return rc;
   // Receives first: a message that finds its receive posted is copied once, not parked in the
   // unexpected queue (the order among receives, and among sends, is kept).
   for (const auto* s = begin; s != end; ++s) {
-    if (s->kind != Schedule::Step::Kind::recv) continue;
+    if (s->kind != Step::Kind::recv) continue;
     requests->push_back(MPI_REQUEST_NULL);
     if (int rc = post_recv(*s, range, tag, &requests->back()); rc != MPI_SUCCESS) return rc;
   }
   for (const auto* s = begin; s != end; ++s) {
-    if (s->kind != Schedule::Step::Kind::send) continue;
+    if (s->kind != Step::Kind::send) continue;
     requests->push_back(MPI_REQUEST_NULL);
     int rc = MPI_Isend(s->in, s->count, s->type, range.to_root(s->peer), tag, range.lane_comm(),
                        &requests->back());
@@ -268,19 +267,18 @@ int post_round(const Schedule& schedule, size_t r, RangeState& range, int tag,
   return MPI_SUCCESS;
 }
 
-// Runs round r to completion when it moves exactly one message (the rounds of binomial trees
-// and chains) or exchanges one message each way with peers (recursive doubling and halving,
-// Bruck, dissemination): a blocking send, receive or MPI_Sendrecv waits exactly as Isend/Irecv
-// plus Waitall would, for about half the instructions. Returns false, doing nothing, otherwise.
-bool run_single_transfer_round(const Schedule& schedule, size_t r, RangeState& range, int tag,
+// Runs the round [begin, end) to completion when it moves exactly one message (the rounds of
+// binomial trees and chains) or exchanges one message each way with peers (recursive doubling
+// and halving, Bruck, dissemination): a blocking send, receive or MPI_Sendrecv waits exactly as
+// Isend/Irecv plus Waitall would, for about half the instructions. Returns false, doing nothing,
+// otherwise.
+bool run_single_transfer_round(const Step* begin, const Step* end, RangeState& range, int tag,
                                int* rc) {
-  const Schedule::Step* begin = schedule.round_begin(r);
-  const Schedule::Step* end = schedule.round_end(r);
-  const Schedule::Step* send = nullptr;
-  const Schedule::Step* recv = nullptr;
+  const Step* send = nullptr;
+  const Step* recv = nullptr;
   for (const auto* s = begin; s != end; ++s) {
     if (!is_transfer(*s)) continue;
-    const Schedule::Step*& slot = s->kind == Schedule::Step::Kind::send ? send : recv;
+    const Step*& slot = s->kind == Step::Kind::send ? send : recv;
     if (slot != nullptr) return false;
     slot = s;
   }
@@ -395,7 +393,7 @@ void CollectiveOp::fail(int rc) {
 }
 
 int CollectiveOp::start_round(size_t r) {
-  rc_ = post_round(*schedule_, r, *range_, tag_, &requests_);
+  rc_ = post_round(schedule_->round_begin(r), schedule_->round_end(r), *range_, tag_, &requests_);
   return rc_;
 }
 
@@ -417,27 +415,76 @@ int start_schedule(const std::shared_ptr<RangeState>& range, SchedulePtr schedul
   return MPI_SUCCESS;
 }
 
-int run_schedule_blocking(RangeState& range, Schedule& schedule) {
-  schedule.close();
-  int tag = next_collective_tag(range);
+namespace {
+
+// Runs the round [begin, end) to completion inside MPI's blocking calls; on failure nothing of
+// it stays posted.
+int run_round_blocking(const Step* begin, const Step* end, RangeState& range, int tag) {
+  int rc = MPI_SUCCESS;
+  if (run_single_transfer_round(begin, end, range, tag, &rc)) return rc;
   // Reused between calls: a blocking collective allocates nothing once warm.
-  static std::vector<MPI_Request> requests;
-  for (size_t r = 0; r < schedule.rounds(); ++r) {
-    int rc = MPI_SUCCESS;
-    if (run_single_transfer_round(schedule, r, range, tag, &rc)) {
-      if (rc != MPI_SUCCESS) return rc;
-      continue;
-    }
-    rc = post_round(schedule, r, range, tag, &requests);
-    if (rc == MPI_SUCCESS && !requests.empty())
-      rc = MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
-    if (rc != MPI_SUCCESS) {
-      release_posted(&requests);
-      return rc;
-    }
-    requests.clear();
+  static std::vector<MPI_Request>& requests = *new std::vector<MPI_Request>;
+  rc = post_round(begin, end, range, tag, &requests);
+  if (rc == MPI_SUCCESS && !requests.empty())
+    rc = MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
+  if (rc != MPI_SUCCESS) release_posted(&requests);
+  requests.clear();
+  return rc;
+}
+
+}  // namespace
+
+namespace {
+// The Runner at work (there is at most one), its round's sends and receives, and its scratch
+// memory; kept between collectives so that a warm blocking collective allocates nothing.
+bool g_runner_active = false;
+std::vector<Step>& g_runner_round = *new std::vector<Step>;
+ScratchBlocks& g_runner_scratch = *new ScratchBlocks;
+}  // namespace
+
+bool Runner::available() { return !g_runner_active && !engine_busy(); }
+
+Runner::Runner(RangeState& range) : range_(range), tag_(next_collective_tag(range)) {
+  g_runner_active = true;
+}
+
+Runner::~Runner() {
+  g_runner_round.clear();
+  g_runner_scratch.release();
+  g_runner_active = false;
+}
+
+void Runner::send(const void* buf, int count, MPI_Datatype type, int peer) {
+  g_runner_round.push_back({Step::Kind::send, peer, buf, nullptr, count, type, 0, MPI_DATATYPE_NULL, MPI_OP_NULL});
+}
+
+void Runner::recv(void* buf, int count, MPI_Datatype type, int peer) {
+  g_runner_round.push_back({Step::Kind::recv, peer, nullptr, buf, count, type, 0, MPI_DATATYPE_NULL, MPI_OP_NULL});
+}
+
+void Runner::copy(const void* in, int in_count, MPI_Datatype in_type, void* out, int out_count,
+                  MPI_Datatype out_type) {
+  if (rc_ == MPI_SUCCESS) rc_ = local_copy(in, in_count, in_type, out, out_count, out_type);
+}
+
+void Runner::reduce(const void* in, void* out, int count, MPI_Datatype type, MPI_Op op) {
+  if (rc_ == MPI_SUCCESS) rc_ = reduce_local(in, out, count, type, op);
+}
+
+void Runner::end_round() {
+  if (g_runner_round.empty()) return;
+  if (rc_ == MPI_SUCCESS) {
+    const Step* begin = g_runner_round.data();
+    rc_ = run_round_blocking(begin, begin + g_runner_round.size(), range_, tag_);
   }
-  return MPI_SUCCESS;
+  g_runner_round.clear();
+}
+
+void* Runner::scratch(int count, MPI_Datatype type) { return g_runner_scratch.get(count, type); }
+
+int Runner::finish() {
+  end_round();
+  return rc_;
 }
 
 bool collectives_running() { return !g_running.empty(); }

@@ -15,37 +15,74 @@
 
 namespace rangecomm::detail {
 
-// A schedule for one process: steps grouped into rounds. A round starts when everything of
-// the previous round has completed; it runs its local steps first, in order, then posts its
-// sends and receives. Peers are ranks of the range; algorithms never send to themselves (they
-// copy instead).
-class Schedule {
+// One step of a collective's algorithm for one process.
+struct Step {
+  enum class Kind : unsigned char { send, recv, copy, reduce } kind;
+  int peer;                // send/recv: rank in the range
+  const void* in;          // send buffer, copy/reduce source
+  void* out;               // recv buffer, copy/reduce destination
+  int count;
+  MPI_Datatype type;
+  int out_count;           // copy: elements of out_type
+  MPI_Datatype out_type;   // copy: destination type (may differ from type)
+  MPI_Op op;               // reduce: out = in op out
+};
+
+// What a collective's algorithm writes: steps grouped into rounds. A round starts when
+// everything of the previous round has completed; it runs its local steps first, in order, then
+// posts its sends and receives. Peers are ranks of the range; algorithms never send to
+// themselves (they copy instead). A Schedule records the steps to run them later (nonblocking
+// collectives, and blocking ones while other operations need progress); a Runner carries them
+// out as they are written (blocking collectives otherwise), which saves recording them.
+class Plan {
  public:
-  struct Step {
-    enum class Kind : unsigned char { send, recv, copy, reduce } kind;
-    int peer;                // send/recv: rank in the range
-    const void* in;          // send buffer, copy/reduce source
-    void* out;               // recv buffer, copy/reduce destination
-    int count;
-    MPI_Datatype type;
-    int out_count;           // copy: elements of out_type
-    MPI_Datatype out_type;   // copy: destination type (may differ from type)
-    MPI_Op op;               // reduce: out = in op out
-  };
-
-  void send(const void* buf, int count, MPI_Datatype type, int peer);
-  void recv(void* buf, int count, MPI_Datatype type, int peer);
+  virtual void send(const void* buf, int count, MPI_Datatype type, int peer) = 0;
+  virtual void recv(void* buf, int count, MPI_Datatype type, int peer) = 0;
   // out := in (same type signature, possibly different types on each side)
-  void copy(const void* in, int in_count, MPI_Datatype in_type, void* out, int out_count,
-            MPI_Datatype out_type);
+  virtual void copy(const void* in, int in_count, MPI_Datatype in_type, void* out, int out_count,
+                    MPI_Datatype out_type) = 0;
   // out := in op out (MPI_Reduce_local), so `in` holds the lower ranks' contribution.
-  void reduce(const void* in, void* out, int count, MPI_Datatype type, MPI_Op op);
+  virtual void reduce(const void* in, void* out, int count, MPI_Datatype type, MPI_Op op) = 0;
   // Later steps wait for everything so far. A trailing or repeated call adds nothing.
-  void end_round();
+  virtual void end_round() = 0;
+  // Scratch memory for the collective, laid out for `count` elements of `type` (the returned
+  // pointer is what MPI calls take as the buffer address). It lives until the collective ends.
+  virtual void* scratch(int count, MPI_Datatype type) = 0;
 
-  // Scratch memory owned by the schedule, laid out for `count` elements of `type` (the returned
-  // pointer is what MPI calls take as the buffer address).
-  void* scratch(int count, MPI_Datatype type);
+ protected:
+  ~Plan() = default;
+};
+
+// Scratch blocks handed out one collective at a time and kept for the next (no allocation once
+// warm).
+class ScratchBlocks {
+ public:
+  void* get(int count, MPI_Datatype type);
+  // Every block is free again (the memory is kept).
+  void release() { used_ = 0; }
+  size_t capacity() const;
+
+ private:
+  struct Block {
+    std::unique_ptr<char[]> bytes;
+    size_t capacity;
+  };
+  std::vector<Block> blocks_;  // [0, used_) are in use
+  size_t used_ = 0;
+};
+
+// A recorded plan, run by the engine.
+class Schedule final : public Plan {
+ public:
+  using Step = detail::Step;
+
+  void send(const void* buf, int count, MPI_Datatype type, int peer) override;
+  void recv(void* buf, int count, MPI_Datatype type, int peer) override;
+  void copy(const void* in, int in_count, MPI_Datatype in_type, void* out, int out_count,
+            MPI_Datatype out_type) override;
+  void reduce(const void* in, void* out, int count, MPI_Datatype type, MPI_Op op) override;
+  void end_round() override;
+  void* scratch(int count, MPI_Datatype type) override { return scratch_.get(count, type); }
 
   // Duplicates every derived datatype the steps use and switches the steps to the duplicates,
   // so the user may free a type while the nonblocking collective is pending (MPI allows it).
@@ -64,7 +101,7 @@ class Schedule {
   };
 
   // Bytes of scratch memory the schedule keeps (in use or not).
-  size_t scratch_capacity() const;
+  size_t scratch_capacity() const { return scratch_.capacity(); }
 
   size_t rounds() const { return round_ends_.size(); }
   // Steps of round r: [begin, end).
@@ -75,14 +112,43 @@ class Schedule {
  private:
   std::vector<Step> steps_;
   std::vector<size_t> round_ends_;
-  struct Block {
-    std::unique_ptr<char[]> bytes;
-    size_t capacity;
-  };
-  std::vector<Block> scratch_;  // blocks [0, scratch_used_) belong to this use of the schedule
-  size_t scratch_used_ = 0;
+  ScratchBlocks scratch_;
   std::vector<std::pair<MPI_Datatype, MPI_Datatype>> held_;  // (user's type, our duplicate)
   std::vector<MPI_Op> held_ops_;
+};
+
+// Carries out a blocking collective as its algorithm writes it: local steps at once, a round's
+// sends and receives when the round ends (where a Schedule would post them: after the round's
+// local steps), waiting for them inside MPI's own blocking calls. After a failed step the rest
+// is skipped. Only while available().
+class Runner final : public Plan {
+ public:
+  // Whether a blocking collective may run this way now: nothing else of the library needs
+  // progress and no other thread shares the library (!engine_busy()), so that blocking in MPI
+  // cannot stall another operation of this process and MPI may wait the way it likes (yield,
+  // sleep); and no other Runner is at work (a user-defined operation could call a collective).
+  static bool available();
+  // Takes the range's next collective sequence number.
+  explicit Runner(RangeState& range);
+  ~Runner();
+  Runner(const Runner&) = delete;
+  Runner& operator=(const Runner&) = delete;
+
+  void send(const void* buf, int count, MPI_Datatype type, int peer) override;
+  void recv(void* buf, int count, MPI_Datatype type, int peer) override;
+  void copy(const void* in, int in_count, MPI_Datatype in_type, void* out, int out_count,
+            MPI_Datatype out_type) override;
+  void reduce(const void* in, void* out, int count, MPI_Datatype type, MPI_Op op) override;
+  void end_round() override;
+  void* scratch(int count, MPI_Datatype type) override;
+
+  // Ends the last round; MPI_SUCCESS or the error of the step that failed.
+  int finish();
+
+ private:
+  RangeState& range_;
+  int tag_;
+  int rc_ = MPI_SUCCESS;
 };
 
 using SchedulePtr = std::unique_ptr<Schedule, Schedule::Recycle>;
@@ -96,11 +162,6 @@ SchedulePtr new_schedule();
 // engine advances it in every progress call until it completes.
 int start_schedule(const std::shared_ptr<RangeState>& range, SchedulePtr schedule,
                    Operation** op);
-
-// Runs a schedule to completion inside MPI's own blocking calls. Only valid while nothing else
-// of the library needs progress and no other thread shares the library (!engine_busy()): then blocking in MPI cannot stall another
-// operation of this process, and MPI may wait the way it likes (yield, sleep).
-int run_schedule_blocking(RangeState& range, Schedule& schedule);
 
 // The next collective sequence number of a range (every member calls collectives in the same
 // order, so they agree without talking).

@@ -26,8 +26,7 @@ detail::Tunable allgather_short_bytes{"ALLGATHER_SHORT_BYTES", 8 << 20};
 detail::Tunable allgatherv_short_bytes{"ALLGATHERV_SHORT_BYTES", 81920};
 }  // namespace tune
 
-using detail::Schedule;
-using detail::new_schedule;
+using detail::Plan;
 
 using detail::block_at;
 
@@ -41,7 +40,7 @@ struct Layout {
 
 // Sends (or receives) blocks first .. first + n - 1 (mod p), one message per run of blocks that
 // lie back to back in the layout. Empty blocks travel not at all.
-void add_blocks(Schedule& s, const Layout& l, int first, int n, bool send, int peer) {
+void add_blocks(Plan& s, const Layout& l, int first, int n, bool send, int peer) {
   int size = static_cast<int>(l.counts.size());
   long long run_offset = 0, run_count = 0;
   auto flush = [&] {
@@ -63,7 +62,7 @@ void add_blocks(Schedule& s, const Layout& l, int first, int n, bool send, int p
   flush();
 }
 
-void add_bruck(Schedule& s, const Layout& l, int rank, int size) {
+void add_bruck(Plan& s, const Layout& l, int rank, int size) {
   for (int dist = 1; dist < size; dist <<= 1) {
     int n = std::min(dist, size - dist);
     add_blocks(s, l, rank, n, true, (rank - dist + size) % size);
@@ -74,7 +73,7 @@ void add_bruck(Schedule& s, const Layout& l, int rank, int size) {
 
 // Direct: the own block into place and to every other process, every other block from its
 // owner, all in one round (p - 1 messages each way; for small totals on few processes).
-void add_direct(Schedule& s, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+void add_direct(Plan& s, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                 const Layout& l, int rank, int size) {
   auto& [sends, recvs] = detail::exchange_parts(size);
   for (int j = 0; j < size; ++j) recvs[j] = {block_at(l.buf, l.offsets[j], l.type), l.counts[j], l.type};
@@ -91,7 +90,7 @@ bool direct(long long total, int size) {
          total <= tune::allgather_direct_bytes();
 }
 
-void add_ring(Schedule& s, const Layout& l, int rank, int size) {
+void add_ring(Plan& s, const Layout& l, int rank, int size) {
   int right = (rank + 1) % size, left = (rank - 1 + size) % size;
   for (int k = 0; k < size - 1; ++k) {
     add_blocks(s, l, (rank - k + size) % size, 1, true, right);
@@ -101,11 +100,9 @@ void add_ring(Schedule& s, const Layout& l, int rank, int size) {
 }
 
 long long total_bytes(const std::vector<int>& counts, MPI_Datatype type) {
-  int size = 0;
-  MPI_Type_size(type, &size);
   long long total = 0;
   for (int c : counts) total += c;
-  return total * size;
+  return total * detail::type_facts(type).size;
 }
 
 int check_allgather(const Comm& comm, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -129,24 +126,24 @@ int allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* r
   if (rc != MPI_SUCCESS) return rc;
   Layout l{recvbuf, std::vector<int>(s->size, recvcount), {}, recvtype};
   for (int i = 0; i < s->size; ++i) l.offsets.push_back(1LL * i * recvcount);
-  auto sched = new_schedule();
-  long long total = total_bytes(l.counts, recvtype);
-  if (total > 0 && direct(total, s->size)) {
-    add_direct(*sched, sendbuf, sendcount, sendtype, l, s->rank, s->size);
-  } else if (total > 0) {
-    if (sendbuf != MPI_IN_PLACE)
-      sched->copy(sendbuf, sendcount, sendtype, block_at(recvbuf, l.offsets[s->rank], recvtype),
-                  recvcount, recvtype);
-    if (total < tune::allgather_short_bytes())
-      add_bruck(*sched, l, s->rank, s->size);
-    else
-      add_ring(*sched, l, s->rank, s->size);
-  }
-  return detail::run(comm, std::move(sched), request);
+  return detail::run(comm, request, [&](detail::Plan& plan) {
+    long long total = total_bytes(l.counts, recvtype);
+    if (total > 0 && direct(total, s->size)) {
+      add_direct(plan, sendbuf, sendcount, sendtype, l, s->rank, s->size);
+    } else if (total > 0) {
+      if (sendbuf != MPI_IN_PLACE)
+        plan.copy(sendbuf, sendcount, sendtype, block_at(recvbuf, l.offsets[s->rank], recvtype),
+                    recvcount, recvtype);
+      if (total < tune::allgather_short_bytes())
+        add_bruck(plan, l, s->rank, s->size);
+      else
+        add_ring(plan, l, s->rank, s->size);
+    }
+  });
 }
 
 // Bruck through a scratch buffer holding blocks rank, rank + 1, ... (mod p) back to back.
-void add_bruck_v(Schedule& s, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+void add_bruck_v(Plan& s, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                  const Layout& out, int rank, int size) {
   Layout l{nullptr, out.counts, std::vector<long long>(size), out.type};
   long long total = 0;
@@ -181,21 +178,21 @@ int allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* 
   if (rc != MPI_SUCCESS) return rc;
   Layout l{recvbuf, std::vector<int>(recvcounts, recvcounts + s->size),
            std::vector<long long>(displs, displs + s->size), recvtype};
-  auto sched = new_schedule();
-  long long total = total_bytes(l.counts, recvtype);
-  if (total == 0) {
-    // nothing to move
-  } else if (direct(total, s->size)) {
-    add_direct(*sched, sendbuf, sendcount, sendtype, l, s->rank, s->size);
-  } else if (total < tune::allgatherv_short_bytes() && total <= INT_MAX) {
-    add_bruck_v(*sched, sendbuf, sendcount, sendtype, l, s->rank, s->size);
-  } else {
-    if (sendbuf != MPI_IN_PLACE)
-      sched->copy(sendbuf, sendcount, sendtype, block_at(recvbuf, displs[s->rank], recvtype),
-                  recvcounts[s->rank], recvtype);
-    add_ring(*sched, l, s->rank, s->size);
-  }
-  return detail::run(comm, std::move(sched), request);
+  return detail::run(comm, request, [&](detail::Plan& plan) {
+    long long total = total_bytes(l.counts, recvtype);
+    if (total == 0) {
+      // nothing to move
+    } else if (direct(total, s->size)) {
+      add_direct(plan, sendbuf, sendcount, sendtype, l, s->rank, s->size);
+    } else if (total < tune::allgatherv_short_bytes() && total <= INT_MAX) {
+      add_bruck_v(plan, sendbuf, sendcount, sendtype, l, s->rank, s->size);
+    } else {
+      if (sendbuf != MPI_IN_PLACE)
+        plan.copy(sendbuf, sendcount, sendtype, block_at(recvbuf, displs[s->rank], recvtype),
+                    recvcounts[s->rank], recvtype);
+      add_ring(plan, l, s->rank, s->size);
+    }
+  });
 }
 
 }  // namespace

@@ -24,10 +24,9 @@ detail::Tunable allreduce_short_bytes{"ALLREDUCE_SHORT_BYTES", 8192};
 detail::Tunable allreduce_ring_bytes{"ALLREDUCE_RING_BYTES", 2 << 20};
 }  // namespace tune
 
-using detail::Schedule;
-using detail::new_schedule;
+using detail::Plan;
 
-void add_recursive_doubling(Schedule& s, void* buf, int count, MPI_Datatype type, MPI_Op op,
+void add_recursive_doubling(Plan& s, void* buf, int count, MPI_Datatype type, MPI_Op op,
                             int rank, int size) {
   detail::Fold fold(size);
   void* tmp = s.scratch(count, type);
@@ -47,7 +46,7 @@ void add_recursive_doubling(Schedule& s, void* buf, int count, MPI_Datatype type
 // newrank reduced, then an allgather by recursive doubling. Each process sends and receives
 // about 2 * count elements in 2 * log2(pof2) exchanges. On a power of two the first step works
 // from sendbuf, so buf is never a copy of it; otherwise buf starts as one for the fold-in.
-void add_rabenseifner(Schedule& s, const void* sendbuf, void* buf, int count, MPI_Datatype type,
+void add_rabenseifner(Plan& s, const void* sendbuf, void* buf, int count, MPI_Datatype type,
                       MPI_Op op, int rank, int size) {
   detail::Fold fold(size);
   detail::Blocks source = detail::source_blocks(sendbuf, count, type, fold.pof2);
@@ -75,10 +74,9 @@ void add_rabenseifner(Schedule& s, const void* sendbuf, void* buf, int count, MP
 // non-commutative op is honoured. One round of messages instead of log2 p rounds that each wait
 // for a partner; p - 1 messages and p vectors of scratch per process, so only for small
 // messages on few processes.
-void add_direct(Schedule& s, void* buf, int count, MPI_Datatype type, MPI_Op op, int rank,
+void add_direct(Plan& s, void* buf, int count, MPI_Datatype type, MPI_Op op, int rank,
                 int size) {
-  MPI_Aint lb = 0, extent = 0;
-  MPI_Type_get_extent(type, &lb, &extent);
+  MPI_Aint extent = detail::type_facts(type).extent;
   char* all = static_cast<char*>(s.scratch(count * size, type));
   auto slot = [&](int i) { return all + static_cast<MPI_Aint>(i) * count * extent; };
   auto& [sends, recvs] = detail::exchange_parts(size);
@@ -91,7 +89,7 @@ void add_direct(Schedule& s, void* buf, int count, MPI_Datatype type, MPI_Op op,
   for (int i = size - 2; i >= 0; --i) s.reduce(slot(i), buf, count, type, op);
 }
 
-void add_ring(Schedule& s, const void* sendbuf, void* buf, int count, MPI_Datatype type,
+void add_ring(Plan& s, const void* sendbuf, void* buf, int count, MPI_Datatype type,
               MPI_Op op, int rank, int size) {
   detail::Blocks blocks(buf, count, type, size);
   detail::Blocks source = detail::source_blocks(sendbuf, count, type, size);
@@ -113,31 +111,29 @@ int allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, 
   int rc = detail::check_reduction(comm, count, type, op, fn, &s);
   if (rc != MPI_SUCCESS) return rc;
   if (sendbuf == MPI_IN_PLACE) sendbuf = recvbuf;
-  auto sched = new_schedule();
-  int type_size = 0;
-  MPI_Type_size(type, &type_size);
-  long long bytes = static_cast<long long>(count) * type_size;
-  if (count == 0) {
-    // nothing to do
-  } else if (s->size > 1 && s->size <= tune::allreduce_direct_procs() &&
-             bytes <= tune::allreduce_direct_bytes() &&
-             static_cast<long long>(count) * s->size <= INT_MAX) {
-    sched->copy(sendbuf, count, type, recvbuf, count, type);
-    add_direct(*sched, recvbuf, count, type, op, s->rank, s->size);
-  } else if (!detail::commutative(op) || s->size == 1) {
-    // Non-roots reduce from sendbuf; recvbuf only ever receives the final result.
-    detail::add_reduce(*sched, sendbuf, recvbuf, count, type, op, 0, s->rank, s->size);
-    detail::add_bcast(*sched, recvbuf, count, type, 0, s->rank, s->size);
-  } else if (bytes < tune::allreduce_short_bytes() || count < s->size) {
-    sched->copy(sendbuf, count, type, recvbuf, count, type);
-    add_recursive_doubling(*sched, recvbuf, count, type, op, s->rank, s->size);
-  } else if (detail::Fold(s->size).none() ||
-             bytes < tune::allreduce_ring_bytes()) {
-    add_rabenseifner(*sched, sendbuf, recvbuf, count, type, op, s->rank, s->size);
-  } else {  // Rabenseifner's fold-in would move the whole vector twice more
-    add_ring(*sched, sendbuf, recvbuf, count, type, op, s->rank, s->size);
-  }
-  return detail::run(comm, std::move(sched), request);
+  return detail::run(comm, request, [&](detail::Plan& plan) {
+    long long bytes = detail::bytes_of(count, type);
+    if (count == 0) {
+      // nothing to do
+    } else if (s->size > 1 && s->size <= tune::allreduce_direct_procs() &&
+               bytes <= tune::allreduce_direct_bytes() &&
+               static_cast<long long>(count) * s->size <= INT_MAX) {
+      plan.copy(sendbuf, count, type, recvbuf, count, type);
+      add_direct(plan, recvbuf, count, type, op, s->rank, s->size);
+    } else if (!detail::commutative(op) || s->size == 1) {
+      // Non-roots reduce from sendbuf; recvbuf only ever receives the final result.
+      detail::add_reduce(plan, sendbuf, recvbuf, count, type, op, 0, s->rank, s->size);
+      detail::add_bcast(plan, recvbuf, count, type, 0, s->rank, s->size);
+    } else if (bytes < tune::allreduce_short_bytes() || count < s->size) {
+      plan.copy(sendbuf, count, type, recvbuf, count, type);
+      add_recursive_doubling(plan, recvbuf, count, type, op, s->rank, s->size);
+    } else if (detail::Fold(s->size).none() ||
+               bytes < tune::allreduce_ring_bytes()) {
+      add_rabenseifner(plan, sendbuf, recvbuf, count, type, op, s->rank, s->size);
+    } else {  // Rabenseifner's fold-in would move the whole vector twice more
+      add_ring(plan, sendbuf, recvbuf, count, type, op, s->rank, s->size);
+    }
+  });
 }
 
 }  // namespace

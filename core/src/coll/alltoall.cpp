@@ -24,17 +24,12 @@ detail::Tunable alltoall_pairwise_bytes{"ALLTOALL_PAIRWISE_BYTES", 1 << 20};
 detail::Tunable alltoallv_linear_max_size{"ALLTOALLV_LINEAR_MAX_SIZE", 32};
 }  // namespace tune
 
-using detail::Schedule;
-using detail::new_schedule;
+using detail::Plan;
 using detail::bytes_of;
 using detail::Part;
 using detail::add_exchange;
 
-MPI_Aint extent_of(MPI_Datatype type) {
-  MPI_Aint lb = 0, extent = 0;
-  MPI_Type_get_extent(type, &lb, &extent);
-  return extent;
-}
+MPI_Aint extent_of(MPI_Datatype type) { return detail::type_facts(type).extent; }
 
 char* at(const void* base, MPI_Aint offset) {
   return const_cast<char*>(static_cast<const char*>(base)) + offset;
@@ -45,7 +40,7 @@ char* at(const void* base, MPI_Aint offset) {
 // of rank r - i for this process, and a reversed rotation puts it in place. Every intermediate
 // buffer is laid out as consecutive blocks of rc elements of rt, so any run of blocks is one
 // (buffer, count, type) triple whatever the datatype.
-void add_bruck(Schedule& s, const void* sendbuf, int sc, MPI_Datatype st, void* recvbuf, int rc,
+void add_bruck(Plan& s, const void* sendbuf, int sc, MPI_Datatype st, void* recvbuf, int rc,
                MPI_Datatype rt, int rank, int size) {
   MPI_Aint sblock = sc * extent_of(st), rblock = rc * extent_of(rt);
   auto block = [rblock](void* base, int i) { return at(base, i * rblock); };
@@ -101,34 +96,34 @@ int alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* re
     sendcount = recvcount;
     sendtype = recvtype;
   }
-  auto sched = new_schedule();
-  long long bytes = bytes_of(recvcount, recvtype);  // the same on every process
-  if (bytes == 0) {
-    // nothing to move
-  } else if (s->size == 1) {
-    sched->copy(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
-  } else {
-    // Up to ALLTOALL_LINEAR_MAX_SIZE processes every message is posted at once while the
-    // blocks are small enough to stay eager (one round: measured faster than Bruck's log p
-    // rounds at 8 and 16 processes); beyond, Bruck for short blocks. Pairwise for long blocks.
-    bool few = s->size <= tune::alltoall_linear_max_size();
-    bool bruck = !few && bytes < tune::alltoall_short_bytes() &&
-                 static_cast<long long>(std::max(sendcount, recvcount)) * s->size <= INT_MAX;
-    if (bruck) {  // (Bruck counts all blocks at once, hence the INT_MAX check.)
-      add_bruck(*sched, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, s->rank,
-                s->size);
+  return detail::run(comm, request, [&](detail::Plan& plan) {
+    long long bytes = bytes_of(recvcount, recvtype);  // the same on every process
+    if (bytes == 0) {
+      // nothing to move
+    } else if (s->size == 1) {
+      plan.copy(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
     } else {
-      MPI_Aint sblock = sendcount * extent_of(sendtype), rblock = recvcount * extent_of(recvtype);
-      auto& [sends, recvs] = detail::exchange_parts(s->size);
-      for (int j = 0; j < s->size; ++j) {
-        sends[j] = {at(sendbuf, j * sblock), sendcount, sendtype};
-        recvs[j] = {at(recvbuf, j * rblock), recvcount, recvtype};
+      // Up to ALLTOALL_LINEAR_MAX_SIZE processes every message is posted at once while the
+      // blocks are small enough to stay eager (one round: measured faster than Bruck's log p
+      // rounds at 8 and 16 processes); beyond, Bruck for short blocks. Pairwise for long blocks.
+      bool few = s->size <= tune::alltoall_linear_max_size();
+      bool bruck = !few && bytes < tune::alltoall_short_bytes() &&
+                   static_cast<long long>(std::max(sendcount, recvcount)) * s->size <= INT_MAX;
+      if (bruck) {  // (Bruck counts all blocks at once, hence the INT_MAX check.)
+        add_bruck(plan, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, s->rank,
+                  s->size);
+      } else {
+        MPI_Aint sblock = sendcount * extent_of(sendtype), rblock = recvcount * extent_of(recvtype);
+        auto& [sends, recvs] = detail::exchange_parts(s->size);
+        for (int j = 0; j < s->size; ++j) {
+          sends[j] = {at(sendbuf, j * sblock), sendcount, sendtype};
+          recvs[j] = {at(recvbuf, j * rblock), recvcount, recvtype};
+        }
+        bool linear = few && bytes < tune::alltoall_pairwise_bytes();
+        add_exchange(plan, sends, recvs, in_place, !linear, s->rank, s->size);
       }
-      bool linear = few && bytes < tune::alltoall_pairwise_bytes();
-      add_exchange(*sched, sends, recvs, in_place, !linear, s->rank, s->size);
     }
-  }
-  return detail::run(comm, std::move(sched), request);
+  });
 }
 
 // Checks one side's arrays of Alltoallv/w (types null for Alltoallv: its single type is checked
@@ -163,9 +158,9 @@ int alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Aint sbytes
     sends[j] = in_place ? recvs[j] : Part{at(sendbuf, sbytes[j]), sendcounts[j], sendtypes[j]};
   }
   bool pairwise = s.size > tune::alltoallv_linear_max_size();
-  auto sched = new_schedule();
-  add_exchange(*sched, sends, recvs, in_place, pairwise, s.rank, s.size);
-  return detail::run(comm, std::move(sched), request);
+  return detail::run(comm, request, [&](detail::Plan& plan) {
+    add_exchange(plan, sends, recvs, in_place, pairwise, s.rank, s.size);
+  });
 }
 
 int alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],

@@ -17,21 +17,21 @@ int barrier(const Comm& comm, Request* request, const char* fn) {
   detail::RangeState* s = nullptr;
   int rc = detail::check_comm(comm, fn, &s);
   if (rc != MPI_SUCCESS) return rc;
-  auto sched = detail::new_schedule();
-  if (s->size <= tune::barrier_direct_procs()) {
-    for (int k = 1; k < s->size; ++k) {
-      sched->send(nullptr, 0, MPI_BYTE, (s->rank + k) % s->size);
-      sched->recv(nullptr, 0, MPI_BYTE, (s->rank - k + s->size) % s->size);
+  return detail::run(comm, request, [&](detail::Plan& plan) {
+    if (s->size <= tune::barrier_direct_procs()) {
+      for (int k = 1; k < s->size; ++k) {
+        plan.send(nullptr, 0, MPI_BYTE, (s->rank + k) % s->size);
+        plan.recv(nullptr, 0, MPI_BYTE, (s->rank - k + s->size) % s->size);
+      }
+      plan.end_round();
+      return;
     }
-    sched->end_round();
-    return detail::run(comm, std::move(sched), request);
-  }
-  for (int dist = 1; dist < s->size; dist <<= 1) {
-    sched->send(nullptr, 0, MPI_BYTE, (s->rank + dist) % s->size);
-    sched->recv(nullptr, 0, MPI_BYTE, (s->rank - dist + s->size) % s->size);
-    sched->end_round();
-  }
-  return detail::run(comm, std::move(sched), request);
+    for (int dist = 1; dist < s->size; dist <<= 1) {
+      plan.send(nullptr, 0, MPI_BYTE, (s->rank + dist) % s->size);
+      plan.recv(nullptr, 0, MPI_BYTE, (s->rank - dist + s->size) % s->size);
+      plan.end_round();
+    }
+  });
 }
 }  // namespace
 

@@ -13,10 +13,9 @@
 
 namespace rangecomm::detail {
 
-void add_chain_bcast(Schedule& s, void* buf, int count, MPI_Datatype type, int root, int rank,
+void add_chain_bcast(Plan& s, void* buf, int count, MPI_Datatype type, int root, int rank,
                      int size, int segment_count) {
-  MPI_Aint lb = 0, extent = 0;
-  MPI_Type_get_extent(type, &lb, &extent);
+  MPI_Aint extent = type_facts(type).extent;
   int v = relative(rank, root, size);
   int segments = (count + segment_count - 1) / segment_count;
   auto segment = [&](int k) { return static_cast<char*>(buf) + static_cast<MPI_Aint>(k) * segment_count * extent; };
@@ -96,13 +95,13 @@ bool flat_bcast(const detail::RangeState& s, long long bytes) {
   return from > 0 && bytes >= from && s.size <= tune::bcast_flat_procs();
 }
 
-void add_flat_bcast(detail::Schedule& sched, void* buf, int count, MPI_Datatype type, int root,
+void add_flat_bcast(detail::Plan& plan, void* buf, int count, MPI_Datatype type, int root,
                     int rank, int size) {
   if (rank != root) {
-    sched.recv(buf, count, type, root);
+    plan.recv(buf, count, type, root);
     return;
   }
-  for (int k = 1; k < size; ++k) sched.send(buf, count, type, (root + k) % size);
+  for (int k = 1; k < size; ++k) plan.send(buf, count, type, (root + k) % size);
 }
 
 int bcast_segment_bytes() {
@@ -118,7 +117,7 @@ int bcast_segment_bytes() {
 // its sends, unpacked after the receives). This takes packed data to be the bytes of the
 // elements, as in MPICH and Open MPI on one kind of machine.
 template <class Transfers>
-void as_bytes(detail::Schedule& s, void* buf, int count, MPI_Datatype type, int bytes, int root,
+void as_bytes(detail::Plan& s, void* buf, int count, MPI_Datatype type, int bytes, int root,
               int rank, Transfers transfers) {
   // Contiguous: a predefined type without padding (a derived type could also overlap itself).
   int integers = 0, addresses = 0, types = 0, combiner = 0;
@@ -141,28 +140,26 @@ int bcast(void* buf, int count, MPI_Datatype type, int root, const Comm& comm, R
   if (rc == MPI_SUCCESS) rc = detail::check_root(*s, root, fn);
   if (rc == MPI_SUCCESS) rc = detail::check_buffer(*s, count, type, fn);
   if (rc != MPI_SUCCESS) return rc;
-  auto sched = detail::new_schedule();
-  int type_size = 0;
-  MPI_Type_size(type, &type_size);
-  long long bytes = static_cast<long long>(count) * type_size;
-  bool tree = bytes < tune::bcast_pipeline_bytes() || s->size == 2;
-  int cut_bytes = tree ? bcast_piece_bytes(bytes) : bcast_segment_bytes();  // piece or segment
-  if (count == 0 || s->size == 1) {
-    // nothing to send
-  } else if (tree && cut_bytes == 0 && flat_bcast(*s, bytes)) {
-    add_flat_bcast(*sched, buf, count, type, root, s->rank, s->size);
-  } else if (cut_bytes == 0 || bytes > INT_MAX) {
-    detail::add_bcast(*sched, buf, count, type, root, s->rank, s->size);
-  } else {
-    as_bytes(*sched, buf, count, type, static_cast<int>(bytes), root, s->rank, [&](void* raw) {
-      int n = static_cast<int>(bytes);
-      if (tree)
-        detail::add_bcast(*sched, raw, n, MPI_PACKED, root, s->rank, s->size, cut_bytes);
-      else
-        detail::add_chain_bcast(*sched, raw, n, MPI_PACKED, root, s->rank, s->size, cut_bytes);
-    });
-  }
-  return detail::run(comm, std::move(sched), request);
+  return detail::run(comm, request, [&](detail::Plan& plan) {
+    long long bytes = detail::bytes_of(count, type);
+    bool tree = bytes < tune::bcast_pipeline_bytes() || s->size == 2;
+    int cut_bytes = tree ? bcast_piece_bytes(bytes) : bcast_segment_bytes();  // piece or segment
+    if (count == 0 || s->size == 1) {
+      // nothing to send
+    } else if (tree && cut_bytes == 0 && flat_bcast(*s, bytes)) {
+      add_flat_bcast(plan, buf, count, type, root, s->rank, s->size);
+    } else if (cut_bytes == 0 || bytes > INT_MAX) {
+      detail::add_bcast(plan, buf, count, type, root, s->rank, s->size);
+    } else {
+      as_bytes(plan, buf, count, type, static_cast<int>(bytes), root, s->rank, [&](void* raw) {
+        int n = static_cast<int>(bytes);
+        if (tree)
+          detail::add_bcast(plan, raw, n, MPI_PACKED, root, s->rank, s->size, cut_bytes);
+        else
+          detail::add_chain_bcast(plan, raw, n, MPI_PACKED, root, s->rank, s->size, cut_bytes);
+      });
+    }
+  });
 }
 }  // namespace
 

@@ -6,26 +6,19 @@
 
 namespace rangecomm::detail {
 
-int check_comm(const Comm& comm, const char* fn, RangeState** out) {
-  RangeState* s = comm.state();
+int bad_comm(const RangeState* s, const char* fn) {
   if (s == nullptr) return raise(MPI_COMM_WORLD, MPI_ERR_COMM, "%s: null communicator", fn);
-  if (s->channel->closed())
-    return raise(s->errcomm(), MPI_ERR_COMM, "%s: the range's MPI communicator was freed", fn);
-  *out = s;
-  return MPI_SUCCESS;
+  return raise(s->errcomm(), MPI_ERR_COMM, "%s: the range's MPI communicator was freed", fn);
 }
 
-int check_root(const RangeState& s, int root, const char* fn) {
-  if (root < 0 || root >= s.size)
-    return raise(s.errcomm(), MPI_ERR_ROOT, "%s: root %d is not in the range (size %d)", fn,
-                 root, s.size);
-  return MPI_SUCCESS;
+int bad_root(const RangeState& s, int root, const char* fn) {
+  return raise(s.errcomm(), MPI_ERR_ROOT, "%s: root %d is not in the range (size %d)", fn, root,
+               s.size);
 }
 
-int check_buffer(const RangeState& s, int count, MPI_Datatype type, const char* fn) {
+int bad_buffer(const RangeState& s, int count, const char* fn) {
   if (count < 0) return raise(s.errcomm(), MPI_ERR_COUNT, "%s: count %d is negative", fn, count);
-  if (type == MPI_DATATYPE_NULL) return raise(s.errcomm(), MPI_ERR_TYPE, "%s: MPI_DATATYPE_NULL", fn);
-  return MPI_SUCCESS;
+  return raise(s.errcomm(), MPI_ERR_TYPE, "%s: MPI_DATATYPE_NULL", fn);
 }
 
 int check_rooted(const Comm& comm, const void* own_buf, int own_count, MPI_Datatype own_type,
@@ -44,9 +37,8 @@ int check_rooted(const Comm& comm, const void* own_buf, int own_count, MPI_Datat
   return MPI_SUCCESS;
 }
 
-int check_op(const RangeState& s, MPI_Op op, const char* fn) {
-  if (op == MPI_OP_NULL) return raise(s.errcomm(), MPI_ERR_OP, "%s: MPI_OP_NULL", fn);
-  return MPI_SUCCESS;
+int bad_op(const RangeState& s, const char* fn) {
+  return raise(s.errcomm(), MPI_ERR_OP, "%s: MPI_OP_NULL", fn);
 }
 
 int check_reduction(const Comm& comm, int count, MPI_Datatype type, MPI_Op op, const char* fn,
@@ -57,12 +49,12 @@ int check_reduction(const Comm& comm, int count, MPI_Datatype type, MPI_Op op, c
   return rc;
 }
 
-int run(const Comm& comm, SchedulePtr schedule, Request* request) {
+int runner_result(const Comm& comm, int rc) {
+  return rc == MPI_SUCCESS ? rc : raise_mpi(comm.state()->errcomm(), rc, "collective");
+}
+
+int run_schedule(const Comm& comm, SchedulePtr schedule, Request* request) {
   const auto& state = CommAccess::state(comm);
-  if (request == nullptr && !engine_busy()) {
-    int rc = run_schedule_blocking(*state, *schedule);
-    return rc == MPI_SUCCESS ? rc : raise_mpi(state->errcomm(), rc, "collective");
-  }
   Operation* op = nullptr;
   int rc = start_schedule(state, std::move(schedule), &op);
   if (rc != MPI_SUCCESS) return raise_mpi(state->errcomm(), rc, "collective");
@@ -71,7 +63,7 @@ int run(const Comm& comm, SchedulePtr schedule, Request* request) {
   return request ? MPI_SUCCESS : Wait(&local, MPI_STATUS_IGNORE);
 }
 
-void add_ring_reduce_scatter(Schedule& s, const Blocks& blocks, MPI_Datatype type, MPI_Op op,
+void add_ring_reduce_scatter(Plan& s, const Blocks& blocks, MPI_Datatype type, MPI_Op op,
                              int rank, int size, const Blocks* source) {
   int right = (rank + 1) % size, left = (rank - 1 + size) % size;
   void* tmp = source ? nullptr : s.scratch(blocks.largest(), type);
@@ -90,7 +82,7 @@ void add_ring_reduce_scatter(Schedule& s, const Blocks& blocks, MPI_Datatype typ
   s.end_round();
 }
 
-int Fold::fold_in(Schedule& s, void* buf, void* tmp, int count, MPI_Datatype type, MPI_Op op,
+int Fold::fold_in(Plan& s, void* buf, void* tmp, int count, MPI_Datatype type, MPI_Op op,
                   int rank, bool result_back) const {
   int nr = newrank(rank);
   if (rank >= 2 * rem) return nr;
@@ -109,12 +101,12 @@ int Fold::fold_in(Schedule& s, void* buf, void* tmp, int count, MPI_Datatype typ
   return nr;
 }
 
-void Fold::fold_out(Schedule& s, const void* buf, int count, MPI_Datatype type, int rank) const {
+void Fold::fold_out(Plan& s, const void* buf, int count, MPI_Datatype type, int rank) const {
   if (rank < 2 * rem && rank % 2 == 1) s.send(buf, count, type, rank - 1);
   s.end_round();
 }
 
-void add_halving_reduce_scatter(Schedule& s, const Blocks& mine, const Blocks& theirs,
+void add_halving_reduce_scatter(Plan& s, const Blocks& mine, const Blocks& theirs,
                                 MPI_Datatype type, MPI_Op op, int newrank, const Fold& fold,
                                 const Blocks* source) {
   int lo = 0, hi = fold.pof2;
@@ -142,13 +134,12 @@ void add_halving_reduce_scatter(Schedule& s, const Blocks& mine, const Blocks& t
   }
 }
 
-void add_bcast(Schedule& s, void* buf, int count, MPI_Datatype type, int root, int rank, int size,
+void add_bcast(Plan& s, void* buf, int count, MPI_Datatype type, int root, int rank, int size,
                int piece_count) {
   // Each tree edge carries the message as one message, or as pieces of piece_count elements
   // (posted in order, so they match in order).
   if (piece_count <= 0 || piece_count >= count) piece_count = count;
-  MPI_Aint lb = 0, extent = 0;  // only needed past the first piece
-  if (piece_count < count) MPI_Type_get_extent(type, &lb, &extent);
+  MPI_Aint extent = piece_count < count ? type_facts(type).extent : 0;  // past the first piece
   auto each_piece = [&](auto&& post) {
     for (int at = 0; at < count; at += piece_count)
       post(static_cast<char*>(buf) + static_cast<MPI_Aint>(at) * extent, std::min(piece_count, count - at));
@@ -177,7 +168,7 @@ ExchangeParts& exchange_parts(int size) {
   return parts;
 }
 
-void add_exchange(Schedule& s, std::vector<Part>& sends, const std::vector<Part>& recvs,
+void add_exchange(Plan& s, std::vector<Part>& sends, const std::vector<Part>& recvs,
                   bool in_place, bool pairwise, int rank, int size) {
   if (in_place) {
     for (int j = 0; j < size; ++j) {
@@ -199,7 +190,7 @@ void add_exchange(Schedule& s, std::vector<Part>& sends, const std::vector<Part>
   s.end_round();
 }
 
-void add_reduce(Schedule& s, const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
+void add_reduce(Plan& s, const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
                 MPI_Op op, int root, int rank, int size) {
   // A non-commutative op needs contiguous rank blocks combined lower-first: build the tree on
   // absolute ranks towards rank 0 and forward the result to the root.

@@ -9,16 +9,34 @@
 
 #include "../errors.hpp"
 #include "../schedule.hpp"
+#include "../type_facts.hpp"
 #include "rangecomm/comm.hpp"
 #include "rangecomm/request.hpp"
 
 namespace rangecomm::detail {
 
+// The errors the checks below raise (out of line: the checks run on every call).
+int bad_comm(const RangeState* s, const char* fn);
+int bad_root(const RangeState& s, int root, const char* fn);
+int bad_buffer(const RangeState& s, int count, const char* fn);
+int bad_op(const RangeState& s, const char* fn);
+
 // Checks the communicator; *out is its state on success.
-int check_comm(const Comm& comm, const char* fn, RangeState** out);
-int check_root(const RangeState& s, int root, const char* fn);
-int check_buffer(const RangeState& s, int count, MPI_Datatype type, const char* fn);
-int check_op(const RangeState& s, MPI_Op op, const char* fn);
+inline int check_comm(const Comm& comm, const char* fn, RangeState** out) {
+  RangeState* s = comm.state();
+  if (s == nullptr || s->channel->closed()) return bad_comm(s, fn);
+  *out = s;
+  return MPI_SUCCESS;
+}
+inline int check_root(const RangeState& s, int root, const char* fn) {
+  return root >= 0 && root < s.size ? MPI_SUCCESS : bad_root(s, root, fn);
+}
+inline int check_buffer(const RangeState& s, int count, MPI_Datatype type, const char* fn) {
+  return count >= 0 && type != MPI_DATATYPE_NULL ? MPI_SUCCESS : bad_buffer(s, count, fn);
+}
+inline int check_op(const RangeState& s, MPI_Op op, const char* fn) {
+  return op != MPI_OP_NULL ? MPI_SUCCESS : bad_op(s, fn);
+}
 // The checks of a rooted gather or scatter that every member makes: the communicator, the root,
 // and the member's own block (sendbuf of a gather, recvbuf of a scatter), which only the root
 // may give as MPI_IN_PLACE; the root's buffer for all blocks (named root_buf_name) never may.
@@ -29,23 +47,38 @@ int check_rooted(const Comm& comm, const void* own_buf, int own_count, MPI_Datat
 int check_reduction(const Comm& comm, int count, MPI_Datatype type, MPI_Op op, const char* fn,
                     RangeState** s);
 
-// Starts the schedule; waits for it when request is null (a blocking collective).
-int run(const Comm& comm, SchedulePtr schedule, Request* request);
+// Runs a collective whose algorithm `build(Plan&)` writes: a blocking one (request null) through
+// a Runner when one is available, else as a schedule the engine runs, waited for when blocking.
+template <class Build>
+int run(const Comm& comm, Request* request, Build&& build);
+
+// The schedule path of run(): starts the schedule; waits for it when request is null.
+int run_schedule(const Comm& comm, SchedulePtr schedule, Request* request);
+// The result of a Runner's collective, raised through the range's error handler on failure.
+int runner_result(const Comm& comm, int rc);
+
+template <class Build>
+int run(const Comm& comm, Request* request, Build&& build) {
+  if (request == nullptr && Runner::available()) {
+    Runner runner(*comm.state());
+    build(static_cast<Plan&>(runner));
+    return runner_result(comm, runner.finish());
+  }
+  SchedulePtr schedule = new_schedule();
+  build(static_cast<Plan&>(*schedule));
+  return run_schedule(comm, std::move(schedule), request);
+}
 
 // Address of element `index` of a buffer of `type`.
 inline char* block_at(void* buf, long long index, MPI_Datatype type) {
-  MPI_Aint lb = 0, extent = 0;
-  MPI_Type_get_extent(type, &lb, &extent);
-  return static_cast<char*>(buf) + index * extent;
+  return static_cast<char*>(buf) + index * type_facts(type).extent;
 }
 inline const char* block_at(const void* buf, long long index, MPI_Datatype type) {
   return block_at(const_cast<void*>(buf), index, type);
 }
 
 inline long long bytes_of(int count, MPI_Datatype type) {
-  int size = 0;
-  MPI_Type_size(type, &size);
-  return static_cast<long long>(count) * size;
+  return static_cast<long long>(count) * type_facts(type).size;
 }
 
 // What one process sends to, or receives from, one peer.
@@ -71,7 +104,7 @@ ExchangeParts& exchange_parts(int size);
 // block leaves through a scratch copy made before anything arrives, and the own block stays
 // where it is. Used by the all-to-all family and the direct (one-round) algorithms.
 // `sends` is overwritten with the scratch copies when in place.
-void add_exchange(Schedule& s, std::vector<Part>& sends, const std::vector<Part>& recvs,
+void add_exchange(Plan& s, std::vector<Part>& sends, const std::vector<Part>& recvs,
                   bool in_place, bool pairwise, int rank, int size);
 
 // The binomial tree on ranks relative to the root: v's parent is v without its lowest set bit;
@@ -85,15 +118,13 @@ inline int absolute(int rel, int root, int size) { return (rel + root) % size; }
 
 // Appends a binomial-tree broadcast of buf from root; with piece_count > 0 every tree edge
 // carries the message in pieces of piece_count elements.
-void add_bcast(Schedule& s, void* buf, int count, MPI_Datatype type, int root, int rank, int size,
+void add_bcast(Plan& s, void* buf, int count, MPI_Datatype type, int root, int rank, int size,
                int piece_count = 0);
 // A buffer of count elements cut into `parts` blocks whose sizes differ by at most one.
 class Blocks {
  public:
-  Blocks(void* buf, int count, MPI_Datatype type, int parts) : buf_(static_cast<char*>(buf)), count_(count), parts_(parts) {
-    MPI_Aint lb = 0;
-    MPI_Type_get_extent(type, &lb, &extent_);
-  }
+  Blocks(void* buf, int count, MPI_Datatype type, int parts)
+      : buf_(static_cast<char*>(buf)), count_(count), parts_(parts), extent_(type_facts(type).extent) {}
   long long first(int b) const { return static_cast<long long>(count_) * b / parts_; }
   int length(int b) const { return static_cast<int>(first(b + 1) - first(b)); }
   char* at(int b) const { return buf_ + first(b) * extent_; }
@@ -102,7 +133,7 @@ class Blocks {
  private:
   char* buf_;
   int count_, parts_;
-  MPI_Aint extent_ = 0;
+  MPI_Aint extent_;
 };
 
 // Blocks over the caller's send buffer, for schedule steps that only send from it and fold it
@@ -115,7 +146,7 @@ inline Blocks source_blocks(const void* sendbuf, int count, MPI_Datatype type, i
 // which block (rank + 1) % size of buf holds the full reduction of that block. With `source`
 // (the caller's vector in the same layout, not overlapping buf), buf need not start as a copy
 // of it: its own block (rank) is then never written.
-void add_ring_reduce_scatter(Schedule& s, const Blocks& blocks, MPI_Datatype type, MPI_Op op,
+void add_ring_reduce_scatter(Plan& s, const Blocks& blocks, MPI_Datatype type, MPI_Op op,
                              int rank, int size, const Blocks* source = nullptr);
 
 // Recursive halving and doubling on any number of processes: the ranks beyond the largest
@@ -141,10 +172,10 @@ struct Fold {
   // receives the result from rank + 1 into buf at the end: fold_out's send in an allreduce, the
   // final send of a reduce whose root sat out); its partner reduces it into buf through tmp
   // (count elements). Returns newrank(rank).
-  int fold_in(Schedule& s, void* buf, void* tmp, int count, MPI_Datatype type, MPI_Op op,
+  int fold_in(Plan& s, void* buf, void* tmp, int count, MPI_Datatype type, MPI_Op op,
               int rank, bool result_back) const;
   // Appends the result's way back to the ranks that sat out.
-  void fold_out(Schedule& s, const void* buf, int count, MPI_Datatype type, int rank) const;
+  void fold_out(Plan& s, const void* buf, int count, MPI_Datatype type, int rank) const;
 };
 
 // Appends Rabenseifner's reduce-scatter by recursive halving over `mine` (pof2 blocks of a
@@ -152,7 +183,7 @@ struct Fold {
 // holds block newrank fully reduced. With `source` (the caller's vector in the same layout, not
 // overlapping mine) the first step sends from and folds in source, so mine need not start as a
 // copy of it: the whole-vector copy is saved and only the blocks kept are written in mine.
-void add_halving_reduce_scatter(Schedule& s, const Blocks& mine, const Blocks& theirs,
+void add_halving_reduce_scatter(Plan& s, const Blocks& mine, const Blocks& theirs,
                                 MPI_Datatype type, MPI_Op op, int newrank, const Fold& fold,
                                 const Blocks* source = nullptr);
 
@@ -162,11 +193,11 @@ inline int span_length(const Blocks& b, int lo, int hi) {
 }
 
 // Appends a pipelined chain broadcast in segments of segment_count elements.
-void add_chain_bcast(Schedule& s, void* buf, int count, MPI_Datatype type, int root, int rank,
+void add_chain_bcast(Plan& s, void* buf, int count, MPI_Datatype type, int root, int rank,
                      int size, int segment_count);
 // Appends a binomial-tree reduction to root (rank order kept for non-commutative ops); on the
 // root the result lands in recvbuf. sendbuf may equal recvbuf on the root (in place).
-void add_reduce(Schedule& s, const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
+void add_reduce(Plan& s, const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
                 MPI_Op op, int root, int rank, int size);
 
 }  // namespace rangecomm::detail

@@ -22,8 +22,7 @@ namespace tune {  // thresholds (docs/collectives.md)
 detail::Tunable gather_short_bytes{"GATHER_SHORT_BYTES", 65536};
 }  // namespace tune
 
-using detail::Schedule;
-using detail::new_schedule;
+using detail::Plan;
 
 using detail::block_at;
 using detail::bytes_of;
@@ -32,7 +31,7 @@ using detail::subtree_span;
 
 // What the root receives: the root's own block, and each child's subtree of blocks straight
 // into recvbuf (split where the subtree wraps past the last rank).
-void add_tree_root(Schedule& s, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+void add_tree_root(Plan& s, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                    void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, int size) {
   if (sendbuf != MPI_IN_PLACE)
     s.copy(sendbuf, sendcount, sendtype, block_at(recvbuf, 1LL * root * recvcount, recvtype),
@@ -47,7 +46,7 @@ void add_tree_root(Schedule& s, const void* sendbuf, int sendcount, MPI_Datatype
 }
 
 // A non-root v: collect its children's packed blocks behind its own, then pass them all up.
-void add_tree_member(Schedule& s, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+void add_tree_member(Plan& s, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                      MPI_Comm pack_comm, int root, int rank, int size) {
   int v = detail::relative(rank, root, size), span = subtree_span(v, size);
   int parent = detail::absolute(v - lowest_bit(v, size), root, size);
@@ -71,7 +70,7 @@ void add_tree_member(Schedule& s, const void* sendbuf, int sendcount, MPI_Dataty
   if (head < span) s.send(packed + head * block, (span - head) * block, MPI_PACKED, parent);
 }
 
-void add_linear(Schedule& s, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+void add_linear(Plan& s, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                 void* recvbuf, const int* recvcounts, const int* displs, MPI_Datatype recvtype,
                 int root, int rank, int size) {
   if (rank != root) {
@@ -101,26 +100,26 @@ int gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recv
   // Every process sees the same block size: equal type signatures.
   long long block = is_root ? bytes_of(recvcount, recvtype) : bytes_of(sendcount, sendtype);
   long long total = block * s->size;
-  auto sched = new_schedule();
-  if (block == 0) {
-    // nothing to move
-  } else if (total < tune::gather_short_bytes() && total <= INT_MAX) {
-    if (is_root)
-      add_tree_root(*sched, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
-                    s->size);
-    else
-      add_tree_member(*sched, sendbuf, sendcount, sendtype, s->lane_comm(), root, s->rank,
+  return detail::run(comm, request, [&](detail::Plan& plan) {
+    if (block == 0) {
+      // nothing to move
+    } else if (total < tune::gather_short_bytes() && total <= INT_MAX) {
+      if (is_root)
+        add_tree_root(plan, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
                       s->size);
-  } else {
-    std::vector<int> counts, displs;
-    if (is_root) {
-      counts.assign(s->size, recvcount);
-      for (int i = 0; i < s->size; ++i) displs.push_back(i * recvcount);
+      else
+        add_tree_member(plan, sendbuf, sendcount, sendtype, s->lane_comm(), root, s->rank,
+                        s->size);
+    } else {
+      std::vector<int> counts, displs;
+      if (is_root) {
+        counts.assign(s->size, recvcount);
+        for (int i = 0; i < s->size; ++i) displs.push_back(i * recvcount);
+      }
+      add_linear(plan, sendbuf, sendcount, sendtype, recvbuf, counts.data(), displs.data(),
+                 recvtype, root, s->rank, s->size);
     }
-    add_linear(*sched, sendbuf, sendcount, sendtype, recvbuf, counts.data(), displs.data(),
-               recvtype, root, s->rank, s->size);
-  }
-  return detail::run(comm, std::move(sched), request);
+  });
 }
 
 int gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
@@ -137,10 +136,10 @@ int gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* rec
       rc = detail::check_buffer(*s, recvcounts[i], recvtype, fn);
     if (rc != MPI_SUCCESS) return rc;
   }
-  auto sched = new_schedule();
-  add_linear(*sched, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
-             s->rank, s->size);
-  return detail::run(comm, std::move(sched), request);
+  return detail::run(comm, request, [&](detail::Plan& plan) {
+    add_linear(plan, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
+               s->rank, s->size);
+  });
 }
 
 }  // namespace

@@ -28,7 +28,7 @@ detail::Tunable reduce_short_bytes{"REDUCE_SHORT_BYTES", kReduceShortBytes};
 detail::Tunable reduce_ring_bytes{"REDUCE_RING_BYTES", 8 << 20};
 }  // namespace tune
 
-void add_ring_reduce(detail::Schedule& s, const void* sendbuf, void* recvbuf, int count,
+void add_ring_reduce(detail::Plan& s, const void* sendbuf, void* recvbuf, int count,
                      MPI_Datatype type, MPI_Op op, int root, int rank, int size) {
   // recvbuf is insignificant off the root: work in scratch there.
   void* work = rank == root ? recvbuf : s.scratch(count, type);
@@ -52,7 +52,7 @@ void add_ring_reduce(detail::Schedule& s, const void* sendbuf, void* recvbuf, in
 // doubling in reverse onto one process (the root, or when the root sat the halving out, the
 // partner it folded into, which passes the whole result on): log2 p steps each way instead of
 // the ring's p.
-void add_rabenseifner_reduce(detail::Schedule& s, const void* sendbuf, void* recvbuf, int count,
+void add_rabenseifner_reduce(detail::Plan& s, const void* sendbuf, void* recvbuf, int count,
                              MPI_Datatype type, MPI_Op op, int root, int rank, int size) {
   detail::Fold fold(size);
   bool root_sits_out = fold.newrank(root) < 0;
@@ -101,22 +101,20 @@ int reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI
       return detail::raise(s->errcomm(), MPI_ERR_BUFFER, "%s: MPI_IN_PLACE is only for the root", fn);
     sendbuf = recvbuf;
   }
-  auto sched = detail::new_schedule();
-  int type_size = 0;
-  MPI_Type_size(type, &type_size);
-  long long bytes = static_cast<long long>(count) * type_size;
-  if (count == 0) {
-    // nothing to do
-  } else if (bytes < tune::reduce_short_bytes() || count < s->size ||
-             !detail::commutative(op)) {
-    detail::add_reduce(*sched, sendbuf, recvbuf, count, type, op, root, s->rank, s->size);
-  } else if (detail::Fold(s->size).none() ||
-             bytes < tune::reduce_ring_bytes()) {
-    add_rabenseifner_reduce(*sched, sendbuf, recvbuf, count, type, op, root, s->rank, s->size);
-  } else {
-    add_ring_reduce(*sched, sendbuf, recvbuf, count, type, op, root, s->rank, s->size);
-  }
-  return detail::run(comm, std::move(sched), request);
+  return detail::run(comm, request, [&](detail::Plan& plan) {
+    long long bytes = detail::bytes_of(count, type);
+    if (count == 0) {
+      // nothing to do
+    } else if (bytes < tune::reduce_short_bytes() || count < s->size ||
+               !detail::commutative(op)) {
+      detail::add_reduce(plan, sendbuf, recvbuf, count, type, op, root, s->rank, s->size);
+    } else if (detail::Fold(s->size).none() ||
+               bytes < tune::reduce_ring_bytes()) {
+      add_rabenseifner_reduce(plan, sendbuf, recvbuf, count, type, op, root, s->rank, s->size);
+    } else {
+      add_ring_reduce(plan, sendbuf, recvbuf, count, type, op, root, s->rank, s->size);
+    }
+  });
 }
 
 }  // namespace

@@ -19,8 +19,7 @@ namespace tune {  // thresholds (docs/collectives.md)
 detail::Tunable reduce_scatter_short_bytes{"REDUCE_SCATTER_SHORT_BYTES", 524288};
 }  // namespace tune
 
-using detail::Schedule;
-using detail::new_schedule;
+using detail::Plan;
 
 // The blocks of the vector: block j (counts[j] elements at displs[j]) belongs to rank j.
 struct Blocks {
@@ -33,17 +32,17 @@ struct Blocks {
   }
 };
 
-void send_nonempty(Schedule& s, const void* buf, int count, MPI_Datatype type, int peer) {
+void send_nonempty(Plan& s, const void* buf, int count, MPI_Datatype type, int peer) {
   if (count > 0) s.send(buf, count, type, peer);
 }
-void recv_nonempty(Schedule& s, void* buf, int count, MPI_Datatype type, int peer) {
+void recv_nonempty(Plan& s, void* buf, int count, MPI_Datatype type, int peer) {
   if (count > 0) s.recv(buf, count, type, peer);
 }
 
 // MPICH's recursive halving. After folding, process `newrank` of the pof2 survivors owns new
 // block newrank: old blocks 2i and 2i + 1 for i < rem (the pair that folded), old block i + rem
 // after. Each step halves the range of new blocks this process is responsible for.
-void add_halving(Schedule& s, const void* in, void* recvbuf, const Blocks& b, MPI_Op op,
+void add_halving(Plan& s, const void* in, void* recvbuf, const Blocks& b, MPI_Op op,
                  int rank, int size) {
   int pof2 = 1;
   while (pof2 * 2 <= size) pof2 *= 2;
@@ -95,7 +94,7 @@ void add_halving(Schedule& s, const void* in, void* recvbuf, const Blocks& b, MP
 
 // Round k: block r + k goes to its owner, this process's block comes from r - k. In place the
 // result collects in scratch, as the input's blocks are still being sent.
-void add_pairwise(Schedule& s, const void* in, void* recvbuf, bool in_place, const Blocks& b,
+void add_pairwise(Plan& s, const void* in, void* recvbuf, bool in_place, const Blocks& b,
                   MPI_Op op, int rank, int size) {
   MPI_Datatype t = b.type;
   int mine = b.counts[rank];
@@ -113,7 +112,7 @@ void add_pairwise(Schedule& s, const void* in, void* recvbuf, bool in_place, con
   s.end_round();
 }
 
-void add_reduce_then_scatter(Schedule& s, const void* in, void* recvbuf, const Blocks& b,
+void add_reduce_then_scatter(Plan& s, const void* in, void* recvbuf, const Blocks& b,
                              MPI_Op op, int rank, int size) {
   MPI_Datatype t = b.type;
   void* full = rank == 0 ? s.scratch(b.total, t) : nullptr;
@@ -156,19 +155,19 @@ int reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[], M
   const void* in = in_place ? recvbuf : sendbuf;
   int type_size = 0;
   MPI_Type_size(type, &type_size);
-  auto sched = new_schedule();
-  if (b.total == 0) {
-    // nothing to reduce
-  } else if (s->size == 1) {
-    sched->copy(in, b.total, type, recvbuf, b.total, type);
-  } else if (!detail::commutative(op)) {
-    add_reduce_then_scatter(*sched, in, recvbuf, b, op, s->rank, s->size);
-  } else if (total * type_size < tune::reduce_scatter_short_bytes()) {
-    add_halving(*sched, in, recvbuf, b, op, s->rank, s->size);
-  } else {
-    add_pairwise(*sched, in, recvbuf, in_place, b, op, s->rank, s->size);
-  }
-  return detail::run(comm, std::move(sched), request);
+  return detail::run(comm, request, [&](detail::Plan& plan) {
+    if (b.total == 0) {
+      // nothing to reduce
+    } else if (s->size == 1) {
+      plan.copy(in, b.total, type, recvbuf, b.total, type);
+    } else if (!detail::commutative(op)) {
+      add_reduce_then_scatter(plan, in, recvbuf, b, op, s->rank, s->size);
+    } else if (total * type_size < tune::reduce_scatter_short_bytes()) {
+      add_halving(plan, in, recvbuf, b, op, s->rank, s->size);
+    } else {
+      add_pairwise(plan, in, recvbuf, in_place, b, op, s->rank, s->size);
+    }
+  });
 }
 
 int null_request(const char* fn) {

@@ -26,8 +26,7 @@ detail::Tunable scan_chain_bytes{"SCAN_CHAIN_BYTES", 1 << 20};
 detail::Tunable scan_segment_bytes{"SCAN_SEGMENT_BYTES", 1 << 20};
 }  // namespace tune
 
-using detail::Schedule;
-using detail::new_schedule;
+using detail::Plan;
 
 // Whether some exchange after step `mask` still has a partner (else the partial is dead).
 bool partial_needed_after(int mask, int rank, int size) {
@@ -39,7 +38,7 @@ bool partial_needed_after(int mask, int rank, int size) {
 // Inclusive: recvbuf = x0 op ... op x(rank). Exclusive: recvbuf = x0 op ... op x(rank-1), and
 // rank 0's recvbuf is never written. sendbuf may equal recvbuf (in place): it is read into the
 // partial before the result is first written.
-void add_scan(Schedule& s, const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
+void add_scan(Plan& s, const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
               MPI_Op op, int rank, int size, bool exclusive) {
   void* partial = s.scratch(count, type);
   void* incoming = s.scratch(count, type);
@@ -71,7 +70,7 @@ void add_scan(Schedule& s, const void* sendbuf, void* recvbuf, int count, MPI_Da
 // The chain, segment by segment. Round t first finishes segment t - 1 (received in round
 // t - 1), then receives segment t and passes segment t - 1 on. Two buffers per role suffice:
 // a round starts only when the previous one, sends included, has completed.
-void add_chain_scan(Schedule& s, const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
+void add_chain_scan(Plan& s, const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
                     MPI_Op op, int rank, int size, bool exclusive, int segment_count) {
   int segments = (count + segment_count - 1) / segment_count;
   auto in_at = [&](int k) { return detail::block_at(sendbuf, static_cast<long long>(k) * segment_count, type); };
@@ -119,24 +118,23 @@ int scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_O
     rc = detail::raise(s->errcomm(), MPI_ERR_BUFFER, "%s: recvbuf is MPI_IN_PLACE", fn);
   if (rc != MPI_SUCCESS) return rc;
   if (sendbuf == MPI_IN_PLACE) sendbuf = recvbuf;
-  auto sched = new_schedule();
-  long long bytes = detail::bytes_of(count, type);
-  bool chain = s->size <= tune::scan_chain_max_size() ||
-               bytes >= tune::scan_chain_bytes();
-  if (count > 0 && s->size > 1 && chain) {
-    int type_size = 0;
-    MPI_Type_size(type, &type_size);
-    long long segment_bytes = std::max(1LL, tune::scan_segment_bytes());
-    int segment_count = static_cast<int>(std::clamp(segment_bytes / std::max(type_size, 1), 1LL,
-                                                    static_cast<long long>(count)));
-    add_chain_scan(*sched, sendbuf, recvbuf, count, type, op, s->rank, s->size, exclusive,
-                   segment_count);
-  } else if (count > 0 && s->size > 1) {
-    add_scan(*sched, sendbuf, recvbuf, count, type, op, s->rank, s->size, exclusive);
-  } else if (count > 0 && !exclusive) {
-    sched->copy(sendbuf, count, type, recvbuf, count, type);
-  }
-  return detail::run(comm, std::move(sched), request);
+  return detail::run(comm, request, [&](detail::Plan& plan) {
+    long long bytes = detail::bytes_of(count, type);
+    bool chain = s->size <= tune::scan_chain_max_size() ||
+                 bytes >= tune::scan_chain_bytes();
+    if (count > 0 && s->size > 1 && chain) {
+      int type_size = detail::type_facts(type).size;
+      long long segment_bytes = std::max(1LL, tune::scan_segment_bytes());
+      int segment_count = static_cast<int>(std::clamp(segment_bytes / std::max(type_size, 1), 1LL,
+                                                      static_cast<long long>(count)));
+      add_chain_scan(plan, sendbuf, recvbuf, count, type, op, s->rank, s->size, exclusive,
+                     segment_count);
+    } else if (count > 0 && s->size > 1) {
+      add_scan(plan, sendbuf, recvbuf, count, type, op, s->rank, s->size, exclusive);
+    } else if (count > 0 && !exclusive) {
+      plan.copy(sendbuf, count, type, recvbuf, count, type);
+    }
+  });
 }
 
 int null_request(const char* fn) {

@@ -22,15 +22,14 @@ namespace tune {  // thresholds (docs/collectives.md)
 detail::Tunable scatter_short_bytes{"SCATTER_SHORT_BYTES", 65536};
 }  // namespace tune
 
-using detail::Schedule;
-using detail::new_schedule;
+using detail::Plan;
 
 using detail::block_at;
 using detail::bytes_of;
 using detail::lowest_bit;
 using detail::subtree_span;
 
-void add_tree_root(Schedule& s, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+void add_tree_root(Plan& s, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                    void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, int size) {
   if (recvbuf != MPI_IN_PLACE)
     s.copy(block_at(sendbuf, 1LL * root * sendcount, sendtype), sendcount, sendtype, recvbuf,
@@ -48,7 +47,7 @@ void add_tree_root(Schedule& s, const void* sendbuf, int sendcount, MPI_Datatype
 
 // A non-root v: its own block, then the packed blocks of v + 1 .. v + span - 1, which it hands
 // on to its children the same way.
-void add_tree_member(Schedule& s, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+void add_tree_member(Plan& s, void* recvbuf, int recvcount, MPI_Datatype recvtype,
                      MPI_Comm pack_comm, int root, int rank, int size) {
   int v = detail::relative(rank, root, size), rest = subtree_span(v, size) - 1;
   int parent = detail::absolute(v - lowest_bit(v, size), root, size);
@@ -70,7 +69,7 @@ void add_tree_member(Schedule& s, void* recvbuf, int recvcount, MPI_Datatype rec
   }
 }
 
-void add_linear(Schedule& s, const void* sendbuf, const int* sendcounts, const int* displs,
+void add_linear(Plan& s, const void* sendbuf, const int* sendcounts, const int* displs,
                 MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
                 int root, int rank, int size) {
   if (rank != root) {
@@ -100,26 +99,26 @@ int scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* rec
   // Every process sees the same block size: equal type signatures.
   long long block = is_root ? bytes_of(sendcount, sendtype) : bytes_of(recvcount, recvtype);
   long long total = block * s->size;
-  auto sched = new_schedule();
-  if (block == 0) {
-    // nothing to move
-  } else if (total < tune::scatter_short_bytes() && total <= INT_MAX) {
-    if (is_root)
-      add_tree_root(*sched, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
-                    s->size);
-    else
-      add_tree_member(*sched, recvbuf, recvcount, recvtype, s->lane_comm(), root, s->rank,
+  return detail::run(comm, request, [&](detail::Plan& plan) {
+    if (block == 0) {
+      // nothing to move
+    } else if (total < tune::scatter_short_bytes() && total <= INT_MAX) {
+      if (is_root)
+        add_tree_root(plan, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
                       s->size);
-  } else {
-    std::vector<int> counts, displs;
-    if (is_root) {
-      counts.assign(s->size, sendcount);
-      for (int i = 0; i < s->size; ++i) displs.push_back(i * sendcount);
+      else
+        add_tree_member(plan, recvbuf, recvcount, recvtype, s->lane_comm(), root, s->rank,
+                        s->size);
+    } else {
+      std::vector<int> counts, displs;
+      if (is_root) {
+        counts.assign(s->size, sendcount);
+        for (int i = 0; i < s->size; ++i) displs.push_back(i * sendcount);
+      }
+      add_linear(plan, sendbuf, counts.data(), displs.data(), sendtype, recvbuf, recvcount,
+                 recvtype, root, s->rank, s->size);
     }
-    add_linear(*sched, sendbuf, counts.data(), displs.data(), sendtype, recvbuf, recvcount,
-               recvtype, root, s->rank, s->size);
-  }
-  return detail::run(comm, std::move(sched), request);
+  });
 }
 
 int scatterv(const void* sendbuf, const int sendcounts[], const int displs[],
@@ -136,10 +135,10 @@ int scatterv(const void* sendbuf, const int sendcounts[], const int displs[],
       rc = detail::check_buffer(*s, sendcounts[i], sendtype, fn);
     if (rc != MPI_SUCCESS) return rc;
   }
-  auto sched = new_schedule();
-  add_linear(*sched, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
-             s->rank, s->size);
-  return detail::run(comm, std::move(sched), request);
+  return detail::run(comm, request, [&](detail::Plan& plan) {
+    add_linear(plan, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
+               s->rank, s->size);
+  });
 }
 
 }  // namespace

@@ -1,0 +1,48 @@
+// The layout facts of a datatype that the collectives ask for on every call.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <cstring>
+
+namespace rangecomm::detail {
+
+struct TypeFacts {
+  int size = 0;  // bytes of data in one element
+  MPI_Aint lb = 0, extent = 0;
+  MPI_Aint true_lb = 0, true_extent = 0;
+  // Elements are their bytes back to back: a memcpy moves count of them.
+  bool contiguous() const { return lb == 0 && extent == size; }
+};
+
+// The cache of predefined types' facts: direct-mapped by a multiplicative hash of the handle (a
+// pointer in Open MPI, an integer in MPICH); a collision only sends the newer type to MPI again.
+struct TypeFactsSlot {
+  MPI_Datatype type;
+  bool used;
+  TypeFacts facts;
+};
+constexpr int kTypeFactsSlotBits = 5;
+extern TypeFactsSlot g_type_facts_slots[1 << kTypeFactsSlotBits];
+
+inline unsigned type_facts_slot(MPI_Datatype type) {
+  std::uint64_t bits = 0;
+  std::memcpy(&bits, &type, sizeof type < sizeof bits ? sizeof type : sizeof bits);
+  return static_cast<unsigned>((bits * 0x9E3779B97F4A7C15ull) >> (64 - kTypeFactsSlotBits));
+}
+
+// Asks MPI, and keeps the answer when the type is predefined.
+TypeFacts type_facts_miss(MPI_Datatype type);
+
+// The facts of `type`. A predefined type's are kept in the cache after the first call (its
+// handle is a constant, never reused); a derived type is asked of MPI every time, as its handle
+// can be freed and reused for another type between two calls. Core is entered by one thread at
+// a time.
+inline TypeFacts type_facts(MPI_Datatype type) {
+  const TypeFactsSlot& slot = g_type_facts_slots[type_facts_slot(type)];
+  if (slot.used && slot.type == type) return slot.facts;
+  return type_facts_miss(type);
+}
+
+}  // namespace rangecomm::detail
