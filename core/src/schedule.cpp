@@ -202,6 +202,8 @@ int local_copy(const void* in, int in_count, MPI_Datatype in_type, void* out, in
 }
 
 bool commutative(MPI_Op op) {
+  // The most used predefined operations without asking MPI (every predefined one commutes).
+  if (op == MPI_SUM || op == MPI_MAX || op == MPI_MIN || op == MPI_PROD) return true;
   int c = 1;
   MPI_Op_commutative(op, &c);
   return c != 0;
@@ -241,17 +243,11 @@ int run_local_steps(const Step* begin, const Step* end) {
   return MPI_SUCCESS;
 }
 
-bool is_transfer(const Step& s) {
-  return s.kind == Step::Kind::send || s.kind == Step::Kind::recv;
-}
-
-// Starts the round [begin, end): its local steps in order, then its sends and receives,
-// appended to *requests.
-int post_round(const Step* begin, const Step* end, RangeState& range, int tag,
-               std::vector<MPI_Request>* requests) {
-  if (int rc = run_local_steps(begin, end); rc != MPI_SUCCESS) return rc;
-  // Receives first: a message that finds its receive posted is copied once, not parked in the
-  // unexpected queue (the order among receives, and among sends, is kept).
+// Posts the sends and receives of [begin, end) (local steps are skipped), appended to
+// *requests. Receives first: a message that finds its receive posted is copied once, not parked
+// in the unexpected queue (the order among receives, and among sends, is kept).
+int post_transfers(const Step* begin, const Step* end, RangeState& range, int tag,
+                   std::vector<MPI_Request>* requests) {
   for (const auto* s = begin; s != end; ++s) {
     if (s->kind != Step::Kind::recv) continue;
     requests->push_back(MPI_REQUEST_NULL);
@@ -267,24 +263,30 @@ int post_round(const Step* begin, const Step* end, RangeState& range, int tag,
   return MPI_SUCCESS;
 }
 
-// Runs the round [begin, end) to completion when it moves exactly one message (the rounds of
-// binomial trees and chains) or exchanges one message each way with peers (recursive doubling
-// and halving, Bruck, dissemination): a blocking send, receive or MPI_Sendrecv waits exactly as
+// Starts the round [begin, end): its local steps in order, then its sends and receives,
+// appended to *requests.
+int post_round(const Step* begin, const Step* end, RangeState& range, int tag,
+               std::vector<MPI_Request>* requests) {
+  if (int rc = run_local_steps(begin, end); rc != MPI_SUCCESS) return rc;
+  return post_transfers(begin, end, range, tag, requests);
+}
+
+// Runs the transfers [begin, end) to completion when they are exactly one message (the rounds of
+// binomial trees and chains) or one message each way with peers (recursive doubling and
+// halving, Bruck, dissemination): a blocking send, receive or MPI_Sendrecv waits exactly as
 // Isend/Irecv plus Waitall would, for about half the instructions. Returns false, doing nothing,
 // otherwise.
-bool run_single_transfer_round(const Step* begin, const Step* end, RangeState& range, int tag,
-                               int* rc) {
+bool run_single_transfers(const Step* begin, const Step* end, RangeState& range, int tag,
+                          int* rc) {
   const Step* send = nullptr;
   const Step* recv = nullptr;
+  if (end - begin > 2) return false;
   for (const auto* s = begin; s != end; ++s) {
-    if (!is_transfer(*s)) continue;
     const Step*& slot = s->kind == Step::Kind::send ? send : recv;
     if (slot != nullptr) return false;
     slot = s;
   }
   if (send == nullptr && recv == nullptr) return false;
-  *rc = run_local_steps(begin, end);
-  if (*rc != MPI_SUCCESS) return true;
   int to = send != nullptr ? range.to_root(send->peer) : MPI_PROC_NULL;
   int from = recv != nullptr ? range.to_root(recv->peer) : MPI_PROC_NULL;
   Parked p;
@@ -417,14 +419,14 @@ int start_schedule(const std::shared_ptr<RangeState>& range, SchedulePtr schedul
 
 namespace {
 
-// Runs the round [begin, end) to completion inside MPI's blocking calls; on failure nothing of
-// it stays posted.
-int run_round_blocking(const Step* begin, const Step* end, RangeState& range, int tag) {
+// Runs the transfers [begin, end) (sends and receives only) to completion inside MPI's blocking
+// calls; on failure nothing of them stays posted.
+int run_transfers_blocking(const Step* begin, const Step* end, RangeState& range, int tag) {
   int rc = MPI_SUCCESS;
-  if (run_single_transfer_round(begin, end, range, tag, &rc)) return rc;
+  if (run_single_transfers(begin, end, range, tag, &rc)) return rc;
   // Reused between calls: a blocking collective allocates nothing once warm.
   static std::vector<MPI_Request>& requests = *new std::vector<MPI_Request>;
-  rc = post_round(begin, end, range, tag, &requests);
+  rc = post_transfers(begin, end, range, tag, &requests);
   if (rc == MPI_SUCCESS && !requests.empty())
     rc = MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
   if (rc != MPI_SUCCESS) release_posted(&requests);
@@ -475,7 +477,7 @@ void Runner::end_round() {
   if (g_runner_round.empty()) return;
   if (rc_ == MPI_SUCCESS) {
     const Step* begin = g_runner_round.data();
-    rc_ = run_round_blocking(begin, begin + g_runner_round.size(), range_, tag_);
+    rc_ = run_transfers_blocking(begin, begin + g_runner_round.size(), range_, tag_);
   }
   g_runner_round.clear();
 }

@@ -13,7 +13,9 @@ struct TypeFacts {
   MPI_Aint lb = 0, extent = 0;
   MPI_Aint true_lb = 0, true_extent = 0;
   // Elements are their bytes back to back: a memcpy moves count of them.
-  bool contiguous() const { return lb == 0 && extent == size; }
+  bool contiguous() const {
+    return lb == 0 && extent == size && true_lb == 0 && true_extent == size;
+  }
 };
 
 // The cache of predefined types' facts: direct-mapped by a multiplicative hash of the handle (a

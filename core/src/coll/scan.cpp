@@ -73,8 +73,9 @@ void add_scan(Plan& s, const void* sendbuf, void* recvbuf, int count, MPI_Dataty
 void add_chain_scan(Plan& s, const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
                     MPI_Op op, int rank, int size, bool exclusive, int segment_count) {
   int segments = (count + segment_count - 1) / segment_count;
-  auto in_at = [&](int k) { return detail::block_at(sendbuf, static_cast<long long>(k) * segment_count, type); };
-  auto out_at = [&](int k) { return detail::block_at(recvbuf, static_cast<long long>(k) * segment_count, type); };
+  MPI_Aint segment_extent = segment_count * detail::type_facts(type).extent;
+  auto in_at = [&](int k) { return static_cast<const char*>(sendbuf) + k * segment_extent; };
+  auto out_at = [&](int k) { return static_cast<char*>(recvbuf) + k * segment_extent; };
   auto length = [&](int k) { return k + 1 < segments ? segment_count : count - k * segment_count; };
   bool first = rank == 0, last = rank == size - 1;
   // Where the prefix from rank - 1 lands. Exclusive: in recvbuf, it is the result; what goes on

@@ -45,27 +45,40 @@ void add_tree_root(Plan& s, const void* sendbuf, int sendcount, MPI_Datatype sen
   }
 }
 
-// A non-root v: its own block, then the packed blocks of v + 1 .. v + span - 1, which it hands
-// on to its children the same way.
+// A non-root v: its own block, then the blocks of v + 1 .. v + span - 1, which it hands on to
+// its children the same way. A contiguous type's blocks are received as they are (a message
+// packed or typed is received typed when the signatures match, MPI 3.1 section 4.2); any other
+// type's as MPI_PACKED, so that they lie side by side.
 void add_tree_member(Plan& s, void* recvbuf, int recvcount, MPI_Datatype recvtype,
                      MPI_Comm pack_comm, int root, int rank, int size) {
   int v = detail::relative(rank, root, size), rest = subtree_span(v, size) - 1;
   int parent = detail::absolute(v - lowest_bit(v, size), root, size);
   s.recv(recvbuf, recvcount, recvtype, parent);
   if (rest == 0) return;
-  int block = 0;  // packed size of one block; the same for every block of this signature
-  MPI_Pack_size(recvcount, recvtype, pack_comm, &block);
-  char* packed = static_cast<char*>(s.scratch(rest * block, MPI_PACKED));
+  detail::TypeFacts t = detail::type_facts(recvtype);
+  // The blocks' layout: `count` elements of `type` per block, `stride` bytes apart.
+  int count = recvcount;
+  MPI_Datatype type = recvtype;
+  MPI_Aint stride = recvcount * t.extent;
+  if (!t.contiguous()) {
+    int block = 0;  // packed size of one block; the same for every block of this signature
+    MPI_Pack_size(recvcount, recvtype, pack_comm, &block);
+    count = block;
+    type = MPI_PACKED;
+    stride = block;
+  }
+  char* blocks = static_cast<char*>(s.scratch(rest * count, type));
+  auto at = [&](int b) { return blocks + b * stride; };
   int first = (rank + 1) % size;
   int head = parent == root ? std::min(rest, size - first) : rest;
-  s.recv(packed, head * block, MPI_PACKED, parent);
-  if (head < rest) s.recv(packed + head * block, (rest - head) * block, MPI_PACKED, parent);
+  s.recv(blocks, head * count, type, parent);
+  if (head < rest) s.recv(at(head), (rest - head) * count, type, parent);
   s.end_round();
-  // Child v + m's blocks start at packed offset m - 1.
+  // Child v + m's blocks start at block m - 1.
   for (int m = 1; m < lowest_bit(v, size) && v + m < size; m <<= 1) {
     int child = detail::absolute(v + m, root, size), child_rest = subtree_span(v + m, size) - 1;
-    s.send(packed + (m - 1) * block, block, MPI_PACKED, child);
-    if (child_rest > 0) s.send(packed + m * block, child_rest * block, MPI_PACKED, child);
+    s.send(at(m - 1), count, type, child);
+    if (child_rest > 0) s.send(at(m), child_rest * count, type, child);
   }
 }
 
