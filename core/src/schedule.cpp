@@ -5,6 +5,7 @@
 
 #include "errors.hpp"
 #include "matching.hpp"
+#include "reduce_local.hpp"
 #include "rangecomm/embedding.hpp"
 #include "status.hpp"
 #include "type_facts.hpp"
@@ -224,10 +225,6 @@ int post_recv(const Step& s, RangeState& range, int tag, MPI_Request* req) {
   if (take_parked(range, TagLayout::collective, root_source, tag & TagLayout::max_payload, &p))
     return MPI_Imrecv(s.out, s.count, s.type, &p.message, req);
   return MPI_Irecv(s.out, s.count, s.type, root_source, tag, range.lane_comm(), req);
-}
-
-int reduce_local(const void* in, void* out, int count, MPI_Datatype type, MPI_Op op) {
-  return count > 0 ? MPI_Reduce_local(in, out, count, type, op) : MPI_SUCCESS;
 }
 
 // Runs the local steps of [begin, end) in order.
