@@ -38,6 +38,19 @@ struct Layout {
   MPI_Datatype type;
 };
 
+// The layout of MPI_Allgather's result: `size` blocks of `count` elements back to back. Reused
+// between calls, so that building the collective allocates nothing once warm (valid until the
+// next call; core is entered by one thread at a time).
+const Layout& regular_layout(void* buf, int count, MPI_Datatype type, int size) {
+  static Layout& l = *new Layout;  // never destroyed: usable at exit
+  l.buf = buf;
+  l.type = type;
+  l.counts.assign(size, count);
+  l.offsets.resize(size);
+  for (int i = 0; i < size; ++i) l.offsets[i] = 1LL * i * count;
+  return l;
+}
+
 // Sends (or receives) blocks first .. first + n - 1 (mod p), one message per run of blocks that
 // lie back to back in the layout. Empty blocks travel not at all.
 void add_blocks(Plan& s, const Layout& l, int first, int n, bool send, int peer) {
@@ -124,8 +137,7 @@ int allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* r
   int rc = check_allgather(comm, sendbuf, sendcount, sendtype, recvbuf, recvtype, fn, &s);
   if (rc == MPI_SUCCESS) rc = detail::check_buffer(*s, recvcount, recvtype, fn);
   if (rc != MPI_SUCCESS) return rc;
-  Layout l{recvbuf, std::vector<int>(s->size, recvcount), {}, recvtype};
-  for (int i = 0; i < s->size; ++i) l.offsets.push_back(1LL * i * recvcount);
+  const Layout& l = regular_layout(recvbuf, recvcount, recvtype, s->size);
   return detail::run(comm, request, [&](detail::Plan& plan) {
     long long total = total_bytes(l.counts, recvtype);
     if (total > 0 && direct(total, s->size)) {
