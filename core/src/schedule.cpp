@@ -12,12 +12,21 @@
 
 namespace rangecomm::detail {
 
+namespace {
+Step send_step(const void* buf, int count, MPI_Datatype type, int peer) {
+  return {Step::Kind::send, peer, buf, nullptr, count, type, 0, MPI_DATATYPE_NULL, MPI_OP_NULL};
+}
+Step recv_step(void* buf, int count, MPI_Datatype type, int peer) {
+  return {Step::Kind::recv, peer, nullptr, buf, count, type, 0, MPI_DATATYPE_NULL, MPI_OP_NULL};
+}
+}  // namespace
+
 void Schedule::send(const void* buf, int count, MPI_Datatype type, int peer) {
-  steps_.push_back({Step::Kind::send, peer, buf, nullptr, count, type, 0, MPI_DATATYPE_NULL, MPI_OP_NULL});
+  steps_.push_back(send_step(buf, count, type, peer));
 }
 
 void Schedule::recv(void* buf, int count, MPI_Datatype type, int peer) {
-  steps_.push_back({Step::Kind::recv, peer, nullptr, buf, count, type, 0, MPI_DATATYPE_NULL, MPI_OP_NULL});
+  steps_.push_back(recv_step(buf, count, type, peer));
 }
 
 void Schedule::copy(const void* in, int in_count, MPI_Datatype in_type, void* out, int out_count,
@@ -454,11 +463,11 @@ Runner::~Runner() {
 }
 
 void Runner::send(const void* buf, int count, MPI_Datatype type, int peer) {
-  g_runner_round.push_back({Step::Kind::send, peer, buf, nullptr, count, type, 0, MPI_DATATYPE_NULL, MPI_OP_NULL});
+  g_runner_round.push_back(send_step(buf, count, type, peer));
 }
 
 void Runner::recv(void* buf, int count, MPI_Datatype type, int peer) {
-  g_runner_round.push_back({Step::Kind::recv, peer, nullptr, buf, count, type, 0, MPI_DATATYPE_NULL, MPI_OP_NULL});
+  g_runner_round.push_back(recv_step(buf, count, type, peer));
 }
 
 void Runner::copy(const void* in, int in_count, MPI_Datatype in_type, void* out, int out_count,
