@@ -1,6 +1,8 @@
-// The collectives' local reduction gives bit for bit what MPI_Reduce_local gives, on the pairs it
-// reduces itself (short vectors of SUM, PROD, MAX, MIN on integer and floating types: extremes,
-// overflow, NaN, infinities, signed zeros) and on those it hands to MPI.
+// The collectives' local steps. The local reduction gives bit for bit what MPI_Reduce_local
+// gives, on the pairs it reduces itself (short vectors of SUM, PROD, MAX, MIN on integer and
+// floating types: extremes, overflow, NaN, infinities, signed zeros) and on those it hands to
+// MPI. The local copy moves exactly the bytes MPI would, also for types whose data does not
+// start at their lower bound.
 #include <climits>
 #include <cmath>
 #include <cstring>
@@ -11,6 +13,7 @@
 
 #include "mpi_test.hpp"
 #include "reduce_local.hpp"
+#include "schedule.hpp"
 
 namespace {
 
@@ -89,4 +92,29 @@ TEST_CASE("local reduction of nothing leaves the output alone") {
   int in = 5, out = 7;
   REQUIRE(rangecomm::detail::reduce_local(&in, &out, 0, MPI_INT, MPI_SUM) == MPI_SUCCESS);
   CHECK(out == 7);
+}
+
+TEST_CASE("local copy of a type whose data lies past its lower bound") {
+  // One int at byte 4 of an element that starts at 0 and is 4 bytes long: size 4 and extent 4
+  // with lower bound 0, but not a plain array of ints (element i's data is at 4i + 4).
+  int block = 1;
+  MPI_Aint displ = 4;
+  MPI_Datatype shifted, type;
+  REQUIRE(MPI_Type_create_struct(1, &block, &displ, std::vector<MPI_Datatype>{MPI_INT}.data(),
+                                 &shifted) == MPI_SUCCESS);
+  REQUIRE(MPI_Type_create_resized(shifted, 0, 4, &type) == MPI_SUCCESS);
+  REQUIRE(MPI_Type_commit(&type) == MPI_SUCCESS);
+  for (int count : {1, 3, 10}) {
+    std::vector<int> in(static_cast<size_t>(count) + 1), expected(in.size(), -1), got(in.size(), -1);
+    for (size_t i = 0; i < in.size(); ++i) in[i] = 100 + static_cast<int>(i);
+    REQUIRE(MPI_Sendrecv(in.data(), count, type, 0, 0, expected.data(), count, type, 0, 0,
+                         MPI_COMM_SELF, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    REQUIRE(rangecomm::detail::local_copy(in.data(), count, type, got.data(), count, type) ==
+            MPI_SUCCESS);
+    INFO(count << " elements");
+    CHECK(got == expected);
+    CHECK(got[0] == -1);  // the bytes before the first element's data are not the type's
+  }
+  MPI_Type_free(&type);
+  MPI_Type_free(&shifted);
 }
