@@ -57,17 +57,9 @@ void* ScratchBlocks::get(int count, MPI_Datatype type) {
   return block.bytes.get() - t.true_lb;
 }
 
-namespace {
-bool predefined(MPI_Datatype t) {
-  int ints = 0, addrs = 0, types = 0, combiner = MPI_COMBINER_NAMED;
-  MPI_Type_get_envelope(t, &ints, &addrs, &types, &combiner);
-  return combiner == MPI_COMBINER_NAMED;
-}
-}  // namespace
-
 int Schedule::hold_datatypes() {
   auto hold = [this](MPI_Datatype& t) {
-    if (t == MPI_DATATYPE_NULL || predefined(t)) return MPI_SUCCESS;
+    if (t == MPI_DATATYPE_NULL || type_facts(t).predefined) return MPI_SUCCESS;
     for (auto& [user, dup] : held_)
       if (user == t) {
         t = dup;
@@ -105,13 +97,19 @@ OpUse* find_op_use(MPI_Op op) {
   return nullptr;
 }
 
-bool predefined_op(MPI_Op op) {
-  static const MPI_Op kPredefined[] = {MPI_MAX,  MPI_MIN,  MPI_SUM,  MPI_PROD,   MPI_LAND,
-                                       MPI_BAND, MPI_LOR,  MPI_BOR,  MPI_LXOR,   MPI_BXOR,
-                                       MPI_MINLOC, MPI_MAXLOC, MPI_REPLACE, MPI_NO_OP, MPI_OP_NULL};
-  for (MPI_Op p : kPredefined)
+// The predefined reduction operations, all commutative (MPI_REPLACE and MPI_NO_OP, predefined
+// for one-sided accumulates, are not commutative in MPICH).
+bool predefined_reduction(MPI_Op op) {
+  static const MPI_Op kReductions[] = {MPI_SUM,  MPI_MAX, MPI_MIN,  MPI_PROD,   MPI_LAND,
+                                       MPI_BAND, MPI_LOR, MPI_BOR,  MPI_LXOR,   MPI_BXOR,
+                                       MPI_MINLOC, MPI_MAXLOC};
+  for (MPI_Op p : kReductions)
     if (op == p) return true;
   return false;
+}
+
+bool predefined_op(MPI_Op op) {
+  return predefined_reduction(op) || op == MPI_REPLACE || op == MPI_NO_OP || op == MPI_OP_NULL;
 }
 
 void release_op(MPI_Op op) {
@@ -212,8 +210,7 @@ int local_copy(const void* in, int in_count, MPI_Datatype in_type, void* out, in
 }
 
 bool commutative(MPI_Op op) {
-  // The most used predefined operations without asking MPI (every predefined one commutes).
-  if (op == MPI_SUM || op == MPI_MAX || op == MPI_MIN || op == MPI_PROD) return true;
+  if (predefined_reduction(op)) return true;  // without asking MPI
   int c = 1;
   MPI_Op_commutative(op, &c);
   return c != 0;

@@ -74,8 +74,6 @@ class ScratchBlocks {
 // A recorded plan, run by the engine.
 class Schedule final : public Plan {
  public:
-  using Step = detail::Step;
-
   void send(const void* buf, int count, MPI_Datatype type, int peer) override;
   void recv(void* buf, int count, MPI_Datatype type, int peer) override;
   void copy(const void* in, int in_count, MPI_Datatype in_type, void* out, int out_count,

@@ -11,7 +11,8 @@ TypeFacts type_facts_miss(MPI_Datatype type) {
   MPI_Type_get_true_extent(type, &f.true_lb, &f.true_extent);
   int integers = 0, addresses = 0, types = 0, combiner = 0;
   MPI_Type_get_envelope(type, &integers, &addresses, &types, &combiner);
-  if (combiner == MPI_COMBINER_NAMED) g_type_facts_slots[type_facts_slot(type)] = {type, true, f};
+  f.predefined = combiner == MPI_COMBINER_NAMED;
+  if (f.predefined) g_type_facts_slots[type_facts_slot(type)] = {type, true, f};
   return f;
 }
 

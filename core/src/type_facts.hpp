@@ -12,6 +12,7 @@ struct TypeFacts {
   int size = 0;  // bytes of data in one element
   MPI_Aint lb = 0, extent = 0;
   MPI_Aint true_lb = 0, true_extent = 0;
+  bool predefined = false;  // a named type of MPI (MPI_COMBINER_NAMED)
   // Elements are their bytes back to back: a memcpy moves count of them.
   bool contiguous() const {
     return lb == 0 && extent == size && true_lb == 0 && true_extent == size;

@@ -105,7 +105,8 @@ TEST_CASE("local copy of a type whose data lies past its lower bound") {
   REQUIRE(MPI_Type_create_resized(shifted, 0, 4, &type) == MPI_SUCCESS);
   REQUIRE(MPI_Type_commit(&type) == MPI_SUCCESS);
   for (int count : {1, 3, 10}) {
-    std::vector<int> in(static_cast<size_t>(count) + 1), expected(in.size(), -1), got(in.size(), -1);
+    std::vector<int> in(static_cast<size_t>(count) + 1);
+    std::vector<int> expected(in.size(), -1), got(in.size(), -1);
     for (size_t i = 0; i < in.size(); ++i) in[i] = 100 + static_cast<int>(i);
     REQUIRE(MPI_Sendrecv(in.data(), count, type, 0, 0, expected.data(), count, type, 0, 0,
                          MPI_COMM_SELF, MPI_STATUS_IGNORE) == MPI_SUCCESS);

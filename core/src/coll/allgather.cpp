@@ -89,7 +89,8 @@ void add_bruck(Plan& s, const Layout& l, int rank, int size) {
 void add_direct(Plan& s, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                 const Layout& l, int rank, int size) {
   auto& [sends, recvs] = detail::exchange_parts(size);
-  for (int j = 0; j < size; ++j) recvs[j] = {block_at(l.buf, l.offsets[j], l.type), l.counts[j], l.type};
+  for (int j = 0; j < size; ++j)
+    recvs[j] = {block_at(l.buf, l.offsets[j], l.type), l.counts[j], l.type};
   const detail::Part mine = sendbuf == MPI_IN_PLACE
                                 ? recvs[rank]
                                 : detail::Part{const_cast<void*>(sendbuf), sendcount, sendtype};

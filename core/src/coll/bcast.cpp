@@ -119,12 +119,10 @@ int bcast_segment_bytes() {
 template <class Transfers>
 void as_bytes(detail::Plan& s, void* buf, int count, MPI_Datatype type, int bytes, int root,
               int rank, Transfers transfers) {
-  // Contiguous: a predefined type without padding (a derived type could also overlap itself).
-  int integers = 0, addresses = 0, types = 0, combiner = 0;
-  MPI_Type_get_envelope(type, &integers, &addresses, &types, &combiner);
-  MPI_Aint lb = 0, extent = 0;
-  MPI_Type_get_extent(type, &lb, &extent);
-  bool contiguous = combiner == MPI_COMBINER_NAMED && lb == 0 && extent * count == bytes;
+  // Its own bytes: a predefined type without padding (a derived type's bytes in memory need not
+  // be in the order of its type signature, which is the order of the packed bytes).
+  detail::TypeFacts t = detail::type_facts(type);
+  bool contiguous = t.predefined && t.contiguous();
   void* raw = contiguous ? buf : s.scratch(bytes, MPI_PACKED);
   if (!contiguous && rank == root) s.copy(buf, count, type, raw, bytes, MPI_PACKED);
   transfers(raw);

@@ -124,7 +124,10 @@ void add_bcast(Plan& s, void* buf, int count, MPI_Datatype type, int root, int r
 class Blocks {
  public:
   Blocks(void* buf, int count, MPI_Datatype type, int parts)
-      : buf_(static_cast<char*>(buf)), count_(count), parts_(parts), extent_(type_facts(type).extent) {}
+      : buf_(static_cast<char*>(buf)),
+        count_(count),
+        parts_(parts),
+        extent_(type_facts(type).extent) {}
   long long first(int b) const { return static_cast<long long>(count_) * b / parts_; }
   int length(int b) const { return static_cast<int>(first(b + 1) - first(b)); }
   char* at(int b) const { return buf_ + first(b) * extent_; }

@@ -45,9 +45,11 @@ void add_tree_root(Plan& s, const void* sendbuf, int sendcount, MPI_Datatype sen
   }
 }
 
-// A non-root v: collect its children's blocks behind its own, then pass them all up. A
-// contiguous type's blocks are collected as they are; any other type's are packed (its own block
-// with MPI_Pack, the children's received as MPI_PACKED), so that they lie side by side.
+// A non-root v: collect its children's blocks behind its own, then pass them all up. The blocks
+// must lie side by side and may be received typed only if sendtype cannot overlap itself (MPI
+// forbids overlapping receive buffers), so a contiguous type's blocks are kept as they are (a
+// packed or typed message is received typed when the signatures match, MPI 3.1 section 4.2);
+// any other type's are packed (its own block with MPI_Pack, the children's as MPI_PACKED).
 void add_tree_member(Plan& s, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                      MPI_Comm pack_comm, int root, int rank, int size) {
   int v = detail::relative(rank, root, size), span = subtree_span(v, size);
@@ -56,34 +58,34 @@ void add_tree_member(Plan& s, const void* sendbuf, int sendcount, MPI_Datatype s
     s.send(sendbuf, sendcount, sendtype, parent);
     return;
   }
+  // The blocks' layout: `count` elements of `type` per block, `stride` bytes apart.
+  detail::TypeFacts t = detail::type_facts(sendtype);
+  int count = sendcount;
+  MPI_Datatype type = sendtype;
+  MPI_Aint stride = sendcount * t.extent;
+  char* blocks = nullptr;
+  if (t.contiguous()) {
+    blocks = static_cast<char*>(s.scratch(span * count, type));
+    s.copy(sendbuf, sendcount, sendtype, blocks, count, type);
+  } else {
+    int bound = 0;
+    MPI_Pack_size(sendcount, sendtype, pack_comm, &bound);
+    blocks = static_cast<char*>(s.scratch(span * bound, MPI_PACKED));
+    int block = 0;  // exact packed size of one block; the same for every block of this signature
+    // The send buffer holds its data from the call on, so the own block is packed right away.
+    MPI_Pack(sendbuf, sendcount, sendtype, blocks, span * bound, &block, pack_comm);
+    count = block;
+    type = MPI_PACKED;
+    stride = block;
+  }
+  auto at = [&](int b) { return blocks + b * stride; };
+  for (int m = 1; m < lowest_bit(v, size) && v + m < size; m <<= 1)
+    s.recv(at(m), subtree_span(v + m, size) * count, type, detail::absolute(v + m, root, size));
+  s.end_round();
   int first = detail::absolute(v, root, size);
   int head = parent == root ? std::min(span, size - first) : span;  // blocks before the wrap
-  detail::TypeFacts t = detail::type_facts(sendtype);
-  if (t.contiguous()) {
-    // A message packed or typed is received typed when the signatures match (MPI 3.1, 4.2).
-    char* all = static_cast<char*>(s.scratch(span * sendcount, sendtype));
-    auto at = [&](int b) { return all + static_cast<MPI_Aint>(b) * sendcount * t.extent; };
-    s.copy(sendbuf, sendcount, sendtype, all, sendcount, sendtype);
-    for (int m = 1; m < lowest_bit(v, size) && v + m < size; m <<= 1)
-      s.recv(at(m), subtree_span(v + m, size) * sendcount, sendtype,
-             detail::absolute(v + m, root, size));
-    s.end_round();
-    s.send(all, head * sendcount, sendtype, parent);
-    if (head < span) s.send(at(head), (span - head) * sendcount, sendtype, parent);
-    return;
-  }
-  int bound = 0;
-  MPI_Pack_size(sendcount, sendtype, pack_comm, &bound);
-  char* packed = static_cast<char*>(s.scratch(span * bound, MPI_PACKED));
-  int block = 0;  // exact packed size of one block; the same for every block of this signature
-  // The send buffer holds its data from the call on, so the own block is packed right away.
-  MPI_Pack(sendbuf, sendcount, sendtype, packed, span * bound, &block, pack_comm);
-  for (int m = 1; m < lowest_bit(v, size) && v + m < size; m <<= 1)
-    s.recv(packed + m * block, subtree_span(v + m, size) * block, MPI_PACKED,
-           detail::absolute(v + m, root, size));
-  s.end_round();
-  s.send(packed, head * block, MPI_PACKED, parent);
-  if (head < span) s.send(packed + head * block, (span - head) * block, MPI_PACKED, parent);
+  s.send(blocks, head * count, type, parent);
+  if (head < span) s.send(at(head), (span - head) * count, type, parent);
 }
 
 void add_linear(Plan& s, const void* sendbuf, int sendcount, MPI_Datatype sendtype,

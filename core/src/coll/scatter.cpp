@@ -46,9 +46,10 @@ void add_tree_root(Plan& s, const void* sendbuf, int sendcount, MPI_Datatype sen
 }
 
 // A non-root v: its own block, then the blocks of v + 1 .. v + span - 1, which it hands on to
-// its children the same way. A contiguous type's blocks are received as they are (a message
-// packed or typed is received typed when the signatures match, MPI 3.1 section 4.2); any other
-// type's as MPI_PACKED, so that they lie side by side.
+// its children the same way. As in the gather tree, a contiguous type's blocks are received
+// typed (a packed or typed message is received typed when the signatures match, MPI 3.1
+// section 4.2); any other type's as MPI_PACKED, since a type that overlaps itself may not be
+// received into, and the blocks must lie side by side.
 void add_tree_member(Plan& s, void* recvbuf, int recvcount, MPI_Datatype recvtype,
                      MPI_Comm pack_comm, int root, int rank, int size) {
   int v = detail::relative(rank, root, size), rest = subtree_span(v, size) - 1;
