@@ -1,5 +1,5 @@
 // group_bench: creating a communicator for the first g processes of MPI_COMM_WORLD, for g from
-// 2 to p (issue 5's benchmark): rangecomm::Icomm_create_group for a group that is a range
+// 2 to p, to show what general groups cost: rangecomm::Icomm_create_group for a group that is a range
 // (ranks 0..g-1, made locally) and for one that is not (the same processes reversed, agreed in
 // two all-reductions over the group), against MPI_Comm_create_group, MPI_Comm_split (over all
 // of MPI_COMM_WORLD) and paper 003's user-level algorithm (MPI_Intercomm_create +

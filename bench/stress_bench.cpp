@@ -1,5 +1,5 @@
 // stress_bench: millions of create/free cycles of range communicators, and whether memory
-// grows over them (issue 8 stress; the live-communicator limits are limit_bench's). Every rank:
+// grows over them (a leak shows as heap growth; limits of live ones are limit_bench's). Every rank:
 //
 //  native  MPI_Comm_dup(MPI_COMM_SELF) + MPI_Comm_free, --native-cycles times
 //  range   rangecomm::Split_Comm of this process's half of the world + Comm_free, --cycles times
