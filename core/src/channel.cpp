@@ -20,6 +20,15 @@ int lanes_from_environment() {
   return v ? std::atoi(v) : 4;
 }
 
+// RANGECOMM_TAG_BITS (17..31) makes the library use fewer tag bits than MPI_TAG_UB allows, as
+// a network with a small tag space would (tests run the 23-bit layout of Open MPI's UCX with it).
+long long capped_tag_ub(long long tag_ub) {
+  const char* v = std::getenv("RANGECOMM_TAG_BITS");
+  int bits = v ? std::atoi(v) : 0;
+  if (bits < 17 || bits > 31) return tag_ub;
+  return std::min(tag_ub, (1LL << bits) - 1);
+}
+
 // Communicators the channel keeps are made with MPI_Comm_create_group over the whole group, not
 // with MPI_Comm_dup or a split: Open MPI 4 agrees on a new context id with a nonblocking
 // allreduce on the parent when it dups or splits, which registers libnbc's progress function
@@ -66,7 +75,7 @@ int Channel::open(MPI_Comm user, ChannelRef* out) {
   // MPI defines MPI_TAG_UB on MPI_COMM_WORLD; Open MPI does not copy it to communicators made by
   // MPI_Comm_split or MPI_Comm_create, whose tags still have the same bound.
   if (!flag) MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &attr, &flag);
-  long long tag_ub = flag ? *static_cast<int*>(attr) : 32767;
+  long long tag_ub = capped_tag_ub(flag ? *static_cast<int*>(attr) : 32767);
   int lanes = lanes_from_environment();
   TagLayout layout;
   const char* why = nullptr;
@@ -106,60 +115,81 @@ int Channel::open(MPI_Comm user, ChannelRef* out) {
 Channel::~Channel() { close(); }
 
 void Channel::close() {
-  for (Lane& lane : lanes_) {
-    for (Parked& p : lane.parked) {
-      // Receive and drop: a message nobody will ever receive must not stay in MPI.
-      char sink;
-      int count = 0;
-      MPI_Get_count(&p.status, MPI_BYTE, &count);
-      std::vector<char> buf(static_cast<size_t>(std::max(count, 1)));
-      MPI_Mrecv(count > 0 ? buf.data() : &sink, count, MPI_BYTE, &p.message, MPI_STATUS_IGNORE);
-    }
-    MPI_Comm_free(&lane.comm);
+  for (Parked& p : parked_) {
+    // Receive and drop: a message nobody will ever receive must not stay in MPI.
+    char sink;
+    int count = 0;
+    MPI_Get_count(&p.status, MPI_BYTE, &count);
+    std::vector<char> buf(static_cast<size_t>(std::max(count, 1)));
+    MPI_Mrecv(count > 0 ? buf.data() : &sink, count, MPI_BYTE, &p.message, MPI_STATUS_IGNORE);
   }
+  parked_.clear();
+  for (Lane& lane : lanes_) MPI_Comm_free(&lane.comm);
   lanes_.clear();
   auto& all = open_channels();
   all.erase(std::remove(all.begin(), all.end(), this), all.end());
 }
 
-bool Channel::register_range(RangeState* range, const RangeState** clash) {
-  auto& bucket = live_[range->ctx];
-  for (const RangeState* other : bucket) {
-    if (common_members_upto2(*range, *other) >= 2) {
-      *clash = other;
-      return false;
-    }
+int Channel::acquire_slot() {
+  if (!free_slots_.empty()) {
+    int slot = free_slots_.back();
+    free_slots_.pop_back();
+    return slot;
   }
-  bucket.push_back(range);
-  return true;
+  while (next_slot_ < layout_.slot_count() && layout_.reserved(next_slot_)) ++next_slot_;
+  return next_slot_ < layout_.slot_count() ? next_slot_++ : -1;
 }
 
-bool Channel::context_free_for(const RangeState& range) const {
-  auto it = live_.find(range.ctx);
-  if (it == live_.end()) return true;
-  for (const RangeState* other : it->second)
-    if (other != &range && common_members_upto2(range, *other) >= 2) return false;
-  return true;
-}
+void Channel::release_slot(int slot) { free_slots_.push_back(slot); }
 
-void Channel::unregister_range(RangeState* range) {
-  auto it = live_.find(range->ctx);
-  if (it == live_.end()) return;
-  auto& bucket = it->second;
-  auto pos = std::find(bucket.begin(), bucket.end(), range);
-  if (pos != bucket.end()) {
-    *pos = bucket.back();
-    bucket.pop_back();
+namespace {
+std::uint64_t slot_key(int source, int slot) {
+  return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(source)) << 32) |
+         static_cast<std::uint32_t>(slot);
+}
+}  // namespace
+
+void Channel::bind(int source, int slot, const CommId& id) {
+  auto [it, fresh] = by_slot_.try_emplace(slot_key(source, slot), id);
+  if (!fresh) {
+    // The peer freed the communicator this slot named and reuses the slot: everything it sent
+    // under the old binding came before this message, so the old communicator's knowledge of
+    // the slot goes (its later receives from that peer look at the parked messages).
+    if (it->second == id) return;
+    by_comm_.erase({source, it->second});
+    if (RangeState* old = find(it->second); old && old->peers)
+      old->peers[old->from_root(source)].slot = -1;
+    it->second = id;
   }
-  // An empty bucket stays: create/free cycles of the same range then allocate nothing here.
+  by_comm_[{source, id}] = slot;
+  if (RangeState* r = find(id); r && r->peers) r->peers[r->from_root(source)].slot = slot;
 }
 
-RangeState* Channel::find_range(std::uint32_t ctx, int root_source) const {
-  auto it = live_.find(ctx);
-  if (it == live_.end()) return nullptr;
-  for (RangeState* r : it->second)
-    if (r->from_root(root_source) != MPI_UNDEFINED) return r;
-  return nullptr;
+const CommId* Channel::bound_comm(int source, int slot) const {
+  auto it = by_slot_.find(slot_key(source, slot));
+  return it == by_slot_.end() ? nullptr : &it->second;
+}
+
+int Channel::bound_slot(int source, const CommId& id) const {
+  auto it = by_comm_.find({source, id});
+  return it == by_comm_.end() ? -1 : it->second;
+}
+
+void Channel::enroll(RangeState* range) { enrolled_[range->id] = range; }
+
+void Channel::withdraw(RangeState* range) {
+  auto it = enrolled_.find(range->id);
+  if (it != enrolled_.end() && it->second == range) enrolled_.erase(it);
+}
+
+RangeState* Channel::find(const CommId& id) const {
+  auto it = enrolled_.find(id);
+  return it == enrolled_.end() ? nullptr : it->second;
+}
+
+ChildCounts& Channel::root_children() {
+  if (!root_children_) root_children_ = std::make_unique<ChildCounts>();
+  return *root_children_;
 }
 
 }  // namespace rangecomm::detail

@@ -1,25 +1,29 @@
-// A channel: this process's private duplicates ("lanes") of one root MPI communicator, the
-// registry of live ranges on it, and messages taken out of MPI's matching but not yet received.
+// A channel: this process's private copies ("lanes") of one root MPI communicator, the slots
+// this process sends under and the bindings its peers sent, and messages taken out of MPI's
+// matching but not yet received.
 #pragma once
 
 #include <mpi.h>
 
 #include <cstdint>
+#include <deque>
 #include <list>
 #include <memory>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "comm_id.hpp"
 #include "tag_layout.hpp"
 
 namespace rangecomm::detail {
 
 struct RangeState;
+class ChildCounts;
 
 // A message removed from MPI's queue by MPI_Improbe that no posted receive wanted yet.
 struct Parked {
-  std::uint32_t ctx;
+  CommId comm;  // the communicator it was sent on
   TagLayout::Kind kind;
   int payload;     // user tag or collective sequence number
   int root_source; // sender's rank on the root communicator
@@ -29,8 +33,13 @@ struct Parked {
 
 struct Lane {
   MPI_Comm comm = MPI_COMM_NULL;
-  int engine_recvs = 0;       // receives waiting in the matching engine for this lane
-  std::list<Parked> parked;   // in arrival order
+};
+
+// What a control message carries: a binding (a = slot) or a message header (a = kind,
+// b = payload), with the identity of the communicator.
+struct ControlMessage {
+  std::uint64_t hi = 0, lo = 0;
+  std::int32_t a = 0, b = 0;
 };
 
 class ChannelRef;
@@ -56,15 +65,28 @@ class Channel {
   Lane& lane(int i) { return lanes_[i]; }
   int lane_count() const { return static_cast<int>(lanes_.size()); }
 
-  // Registry of live ranges with two or more members, by context. A range whose context
-  // equals that of a live range sharing another member with it cannot be told apart on the
-  // wire; register() refuses it and names the other range in *clash.
-  bool register_range(RangeState* range, const RangeState** clash);
-  void unregister_range(RangeState* range);
-  // Whether range (not registered) could be registered now without a clash.
-  bool context_free_for(const RangeState& range) const;
-  // The live range with context ctx that has root rank `root_source` as a member.
-  RangeState* find_range(std::uint32_t ctx, int root_source) const;
+  // Slots this process sends under: -1 when every one is taken.
+  int acquire_slot();
+  void release_slot(int slot);
+
+  // Bindings peers sent: root rank `source` sends communicator `id` under `slot`.
+  void bind(int source, int slot, const CommId& id);
+  const CommId* bound_comm(int source, int slot) const;
+  int bound_slot(int source, const CommId& id) const;  // -1 when unknown
+  // Headers of messages `source` sent without a slot, whose data has not been taken yet.
+  std::deque<ControlMessage>& wide_headers(int source) { return wide_headers_[source]; }
+
+  // Communicators of this process by identity (those that have had traffic).
+  void enroll(RangeState* range);
+  void withdraw(RangeState* range);
+  RangeState* find(const CommId& id) const;
+
+  // Messages taken out of MPI that no receive wanted yet, in arrival order.
+  std::list<Parked>& parked() { return parked_; }
+  // Receives that wait for the engine to take messages out of MPI on this channel's lanes.
+  int engine_waits = 0;
+  // Creation counts of the root's children (see RangeState::child_counts).
+  ChildCounts& root_children();
 
  private:
   Channel() = default;
@@ -73,7 +95,24 @@ class Channel {
   bool one_node_ = false;
   TagLayout layout_;
   std::vector<Lane> lanes_;
-  std::unordered_map<std::uint32_t, std::vector<RangeState*>> live_;
+  int next_slot_ = 0;              // slots below it were handed out at least once
+  std::vector<int> free_slots_;    // released slots, reused first
+  std::unordered_map<std::uint64_t, CommId> by_slot_;  // (source, slot) -> communicator
+  struct SourceComm {
+    int source;
+    CommId id;
+    bool operator==(const SourceComm& o) const { return source == o.source && id == o.id; }
+  };
+  struct SourceCommHash {
+    std::size_t operator()(const SourceComm& k) const {
+      return static_cast<std::size_t>(k.id.lo ^ (static_cast<std::uint64_t>(k.source) << 40));
+    }
+  };
+  std::unordered_map<SourceComm, int, SourceCommHash> by_comm_;  // (source, comm) -> slot
+  std::unordered_map<int, std::deque<ControlMessage>> wide_headers_;
+  std::unordered_map<CommId, RangeState*, CommIdHash> enrolled_;
+  std::list<Parked> parked_;
+  std::unique_ptr<ChildCounts> root_children_;
   int refs_ = 0;  // ChannelRefs to this channel
   friend class ChannelRef;
 };

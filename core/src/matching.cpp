@@ -14,13 +14,13 @@ void (*g_pause_hook)() = nullptr;
 
 namespace {
 
-int g_engine_recvs = 0;               // receives waiting in the engine, all lanes
+int g_engine_recvs = 0;               // receives waiting for the engine, all channels
 // Freed, incomplete operations. Never destroyed: those still listed at exit stay reachable.
 std::vector<Operation*>& g_orphans = *new std::vector<Operation*>;
 
 bool parked_matches(const Parked& p, const RangeState& range, TagLayout::Kind kind,
                     int root_source, int payload) {
-  if (p.ctx != range.ctx || p.kind != kind) return false;
+  if (p.comm != range.id || p.kind != kind) return false;
   if (payload != MPI_ANY_TAG && p.payload != payload) return false;
   if (root_source == MPI_ANY_SOURCE) return range.from_root(p.root_source) != MPI_UNDEFINED;
   return p.root_source == root_source;
@@ -28,36 +28,82 @@ bool parked_matches(const Parked& p, const RangeState& range, TagLayout::Kind ki
 
 std::list<Parked>::iterator find_parked(RangeState& range, TagLayout::Kind kind,
                                         int root_source, int payload) {
-  auto& parked = range.channel->lane(range.lane).parked;
+  auto& parked = range.channel->parked();
   return std::find_if(parked.begin(), parked.end(), [&](const Parked& p) {
     return parked_matches(p, range, kind, root_source, payload);
   });
 }
 
 void leave_engine(RangeState& range) {
-  --range.channel->lane(range.lane).engine_recvs;
+  --range.channel->engine_waits;
   --g_engine_recvs;
   --g_progress_needed;
 }
 
-// A message just taken from MPI: give it to the first engine receive that wants it, or park it.
+// A control message sent with MPI_Isend that was not complete at once: its buffer lives until
+// it is.
+class ControlSendOp final : public Operation {
+ public:
+  ControlMessage message;
+  MPI_Request request = MPI_REQUEST_NULL;
+  bool test(MPI_Status* status, int* rc) override {
+    int flag = 0;
+    *rc = MPI_Test(&request, &flag, status);
+    return flag || *rc != MPI_SUCCESS;
+  }
+  void cancel() override {}
+};
+
+// A message just taken from MPI: take in a binding or header, or give the message to the first
+// engine receive that wants it, or park it under its communicator.
 void dispatch(Channel& ch, int lane, MPI_Message message, const MPI_Status& st) {
-  auto env = ch.layout().decode(lane, st.MPI_TAG);
-  RangeState* range = ch.find_range(env.ctx, st.MPI_SOURCE);
-  if (range && env.kind == TagLayout::p2p && range->match) {
-    int source = range->from_root(st.MPI_SOURCE);
+  const TagLayout& layout = ch.layout();
+  auto env = layout.decode(lane, st.MPI_TAG);
+  int source = st.MPI_SOURCE;
+  CommId comm;
+  TagLayout::Kind kind = env.kind;
+  int payload = env.payload;
+  if (env.control && env.kind == TagLayout::p2p) {
+    ControlMessage m;
+    MPI_Mrecv(&m, sizeof m, MPI_BYTE, &message, MPI_STATUS_IGNORE);
+    if (env.payload == TagLayout::bind)
+      ch.bind(source, m.a, {m.hi, m.lo});
+    else
+      ch.wide_headers(source).push_back(m);
+    return;
+  }
+  if (env.control) {  // the data of a message without a slot: its header came just before
+    auto& headers = ch.wide_headers(source);
+    ControlMessage m = headers.front();
+    headers.pop_front();
+    comm = {m.hi, m.lo};
+    kind = static_cast<TagLayout::Kind>(m.a);
+    payload = m.b;
+  } else {
+    const CommId* bound = ch.bound_comm(source, env.slot);
+    if (bound == nullptr) {
+      // Only a peer that broke the protocol sends under a slot it never bound: drop it.
+      char sink;
+      MPI_Mrecv(&sink, 0, MPI_BYTE, &message, MPI_STATUS_IGNORE);
+      return;
+    }
+    comm = *bound;
+  }
+  RangeState* range = ch.find(comm);
+  if (range && kind == TagLayout::p2p && range->match) {
+    int rank = range->from_root(source);
     auto& waiting = range->match->waiting;
     for (auto it = waiting.begin(); it != waiting.end(); ++it) {
       RecvOp* op = *it;
-      if (!op->matches(source, env.payload)) continue;
+      if (!op->matches(rank, payload)) continue;
       waiting.erase(it);
       leave_engine(*range);
-      op->start(&message, source, env.payload);
+      op->start(&message, rank, payload);
       op->unref();
       return;
     }
   }
-  ch.lane(lane).parked.push_back({env.ctx, env.kind, env.payload, st.MPI_SOURCE, message, st});
+  ch.parked().push_back({comm, kind, payload, source, message, st});
 }
 
 }  // namespace
@@ -158,7 +204,7 @@ void SelfSendOp::cancel() {
 
 bool take_parked(RangeState& range, TagLayout::Kind kind, int root_source, int payload,
                  Parked* out) {
-  auto& parked = range.channel->lane(range.lane).parked;
+  auto& parked = range.channel->parked();
   if (parked.empty()) return false;
   auto it = find_parked(range, kind, root_source, payload);
   if (it == parked.end()) return false;
@@ -169,7 +215,7 @@ bool take_parked(RangeState& range, TagLayout::Kind kind, int root_source, int p
 
 const Parked* peek_parked(RangeState& range, TagLayout::Kind kind, int root_source,
                           int payload) {
-  auto& parked = range.channel->lane(range.lane).parked;
+  auto& parked = range.channel->parked();
   if (parked.empty()) return nullptr;
   auto it = find_parked(range, kind, root_source, payload);
   return it == parked.end() ? nullptr : &*it;
@@ -184,10 +230,36 @@ std::list<SelfMessage>::iterator find_self(MatchState& m, int tag) {
 void enqueue_recv(RangeState& range, RecvOp* op) {
   op->ref();
   range.matching().waiting.push_back(op);
-  ++range.channel->lane(range.lane).engine_recvs;
+  ++range.channel->engine_waits;
   ++g_engine_recvs;
   ++g_progress_needed;
-  poll_lane(*range.channel, range.lane);
+  poll_channel(*range.channel);
+}
+
+void await_engine(Channel& channel) {
+  ++channel.engine_waits;
+  ++g_engine_recvs;
+}
+
+void stop_awaiting_engine(Channel& channel) {
+  --channel.engine_waits;
+  --g_engine_recvs;
+}
+
+int send_control(Channel& channel, int lane, int dest, TagLayout::Control kind,
+                 const ControlMessage& m) {
+  auto* op = new ControlSendOp;
+  op->message = m;
+  int rc = MPI_Isend(&op->message, sizeof m, MPI_BYTE, dest, channel.layout().control_tag(kind),
+                     channel.lane(lane).comm, &op->request);
+  MPI_Status st;
+  int done_rc = MPI_SUCCESS;
+  if (rc != MPI_SUCCESS || op->test(&st, &done_rc)) {
+    op->unref();
+    return rc != MPI_SUCCESS ? rc : done_rc;
+  }
+  adopt_orphan(op);  // completes in a later progress call
+  return MPI_SUCCESS;
 }
 
 int send_self(const std::shared_ptr<RangeState>& range, const void* buf, int count,
@@ -231,6 +303,7 @@ int send_self(const std::shared_ptr<RangeState>& range, const void* buf, int cou
   return MPI_SUCCESS;
 }
 
+namespace {
 void poll_lane(Channel& ch, int lane) {
   // Bounded, so that a flood of traffic cannot keep one call busy forever.
   for (int i = 0; i < 256 && !ch.closed(); ++i) {
@@ -242,12 +315,17 @@ void poll_lane(Channel& ch, int lane) {
     dispatch(ch, lane, message, st);
   }
 }
+}  // namespace
+
+void poll_channel(Channel& ch) {
+  // A peer's messages arrive on the lane of its slot, its headers and wide data on lane 0.
+  for (int i = 0; i < ch.lane_count(); ++i) poll_lane(ch, i);
+}
 
 void poll_lanes() {
   if (g_engine_recvs == 0) return;
   for (Channel* ch : open_channels())
-    for (int i = 0; i < ch->lane_count(); ++i)
-      if (ch->lane(i).engine_recvs > 0) poll_lane(*ch, i);
+    if (ch->engine_waits > 0) poll_channel(*ch);
 }
 
 bool engine_busy() { return g_progress_needed.any() || g_pause_hook != nullptr; }

@@ -104,10 +104,18 @@ void enqueue_recv(RangeState& range, RecvOp* op);
 int send_self(const std::shared_ptr<RangeState>& range, const void* buf, int count,
               MPI_Datatype type, int tag, bool synchronous, Operation** sync_op);
 
-// Takes every message MPI has on the lanes that have engine receives, matching or parking it.
+// Takes every message MPI has on the lanes of the channels that have receives waiting for the
+// engine, matching or parking it (and taking in bindings and headers).
 void poll_lanes();
-// Takes every message MPI has on one lane (for probes with wildcards).
-void poll_lane(Channel& channel, int lane);
+// Takes every message MPI has on one channel's lanes (for probes the engine must answer).
+void poll_channel(Channel& channel);
+// A receive outside the engine's queues (a collective's, waiting for its sender's binding)
+// starts or stops needing the engine to take messages out of MPI on channel.
+void await_engine(Channel& channel);
+void stop_awaiting_engine(Channel& channel);
+// Sends a control message (a binding or a header) to root rank dest on lane.
+int send_control(Channel& channel, int lane, int dest, TagLayout::Control kind,
+                 const ControlMessage& m);
 // True when the engine has anything to advance: one load, for fast paths.
 // True when a blocking call must not block inside MPI: some operation of this process needs
 // progress, or the library runs under a lock shared by threads (Set_threaded), which a thread

@@ -1,6 +1,7 @@
-// Point-to-point on ranges. Specific (source, tag) receives and all sends go straight to MPI on
-// the range's lane with the context in the tag; everything MPI cannot match alone (wildcards,
-// self-messages, receives queued behind those) goes through the matching engine.
+// Point-to-point on ranges. Sends go straight to MPI under the sender's slot (after its binding,
+// the first time); specific (source, tag) receives go straight to MPI once the source's binding
+// is known. Everything MPI cannot match alone (wildcards, self-messages, receives queued behind
+// those, sources whose binding has not arrived) goes through the matching engine.
 #include "rangecomm/p2p.hpp"
 
 #include <sched.h>
@@ -45,8 +46,6 @@ int check(const Comm& comm, int count, MPI_Datatype type, int rank, int tag, Pee
   return MPI_SUCCESS;
 }
 
-int wire_tag(const RangeState& s, int tag) { return TagLayout::tag(s.tag_base, TagLayout::p2p, tag); }
-
 enum class Mode { standard, synchronous };
 
 // Blocking when request is null.
@@ -73,8 +72,12 @@ int send(const void* buf, int count, MPI_Datatype type, int dest, int tag, const
     return request ? MPI_SUCCESS : Wait(&local, MPI_STATUS_IGNORE);
   }
   int root_dest = s->to_root(dest);
-  int wtag = wire_tag(*s, tag);
-  MPI_Comm lane = s->lane_comm();
+  int wtag = 0;
+  MPI_Comm lane = MPI_COMM_NULL;
+  if (!detail::fast_send_envelope(*s, dest, TagLayout::p2p, tag, &lane, &wtag)) {
+    rc = detail::prepare_send(*s, dest, TagLayout::p2p, tag, &lane, &wtag);
+    if (rc != MPI_SUCCESS) return detail::raise_mpi(s->errcomm(), rc, fn);
+  }
   bool sync = mode == Mode::synchronous;
   if (request == nullptr && !detail::engine_busy()) {
     rc = sync ? MPI_Ssend(buf, count, type, root_dest, wtag, lane)
@@ -140,22 +143,26 @@ int irecv(void* buf, int count, MPI_Datatype type, int source, int tag, const Co
   if (receive_taken(sp, buf, count, type, source, tag, request, &rc)) return rc;
   bool engine = source == MPI_ANY_SOURCE || tag == MPI_ANY_TAG || source == s->rank ||
                 (s->match && !s->match->waiting.empty());
-  if (engine) {
+  int slot = engine ? -1 : detail::peer_slot(*s, source);
+  if (engine || slot < 0) {
     auto* op = new detail::RecvOp(sp, buf, count, type, source, tag);
     detail::enqueue_recv(*s, op);
     RequestAccess::set_op(request, op, s->errcomm());
     return MPI_SUCCESS;
   }
+  MPI_Comm lane;
+  int wtag;
+  detail::receive_envelope(*s, slot, TagLayout::p2p, tag, &lane, &wtag);
   if (blocking && !detail::engine_busy()) {
     MPI_Status st;
-    rc = MPI_Recv(buf, count, type, s->to_root(source), wire_tag(*s, tag), s->lane_comm(), &st);
+    rc = MPI_Recv(buf, count, type, s->to_root(source), wtag, lane, &st);
     st.MPI_SOURCE = source;
     st.MPI_TAG = tag;
     if (status != MPI_STATUS_IGNORE) *status = st;
     return detail::raise_mpi(s->errcomm(), rc, fn);
   }
   MPI_Request native;
-  rc = MPI_Irecv(buf, count, type, s->to_root(source), wire_tag(*s, tag), s->lane_comm(), &native);
+  rc = MPI_Irecv(buf, count, type, s->to_root(source), wtag, lane, &native);
   if (rc == MPI_SUCCESS) RequestAccess::set_native(request, native, true, source, tag, s->errcomm());
   return detail::raise_mpi(s->errcomm(), rc, fn);
 }
@@ -198,7 +205,9 @@ int iprobe(int source, int tag, const Comm& comm, int* flag, Message* message,
   int root_source = source == MPI_ANY_SOURCE ? MPI_ANY_SOURCE : s->to_root(source);
   bool engine_owns = s->match && !s->match->waiting.empty();
   bool direct = source != MPI_ANY_SOURCE && tag != MPI_ANY_TAG && !engine_owns;
-  if (!direct) detail::poll_lane(*s->channel, s->lane);
+  int slot = direct ? detail::peer_slot(*s, source) : -1;
+  direct = slot >= 0;
+  if (!direct) detail::poll_channel(*s->channel);
   detail::Parked p;
   const detail::Parked* seen = detail::peek_parked(*s, TagLayout::p2p, root_source, tag);
   if (seen) {
@@ -212,8 +221,11 @@ int iprobe(int source, int tag, const Comm& comm, int* flag, Message* message,
     }
   } else if (direct) {
     MPI_Message native;
-    rc = message ? MPI_Improbe(root_source, wire_tag(*s, tag), s->lane_comm(), flag, &native, &st)
-                 : MPI_Iprobe(root_source, wire_tag(*s, tag), s->lane_comm(), flag, &st);
+    MPI_Comm lane;
+    int wtag;
+    detail::receive_envelope(*s, slot, TagLayout::p2p, tag, &lane, &wtag);
+    rc = message ? MPI_Improbe(root_source, wtag, lane, flag, &native, &st)
+                 : MPI_Iprobe(root_source, wtag, lane, flag, &st);
     if (rc != MPI_SUCCESS) return detail::raise_mpi(s->errcomm(), rc, fn);
     st.MPI_SOURCE = source;
     st.MPI_TAG = tag;

@@ -16,37 +16,134 @@ namespace rangecomm::detail {
 RangeState::RangeState() = default;
 
 RangeState::~RangeState() {
-  if (registered) channel->unregister_range(this);
+  if (enrolled) channel->withdraw(this);
+  if (slot >= 0) channel->release_slot(slot);
+}
+
+void RangeState::enroll() {
+  if (enrolled) return;
+  channel->enroll(this);
+  enrolled = true;
 }
 
 MatchState& RangeState::matching() {
-  if (!match) match = std::make_unique<MatchState>();
+  if (!match) {
+    match = std::make_unique<MatchState>();
+    enroll();
+  }
   return *match;
 }
 
-namespace {
-
-long long floor_div(long long a, long long b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
-
-// x with x = a (mod m) and x = b (mod n), or -1 when there is none; result in [0, lcm).
-long long crt(long long a, long long m, long long b, long long n, long long* lcm) {
-  // Extended Euclid on m, n.
-  long long old_r = m, r = n, old_s = 1, s = 0;
-  while (r != 0) {
-    long long q = old_r / r;
-    long long t = old_r - q * r; old_r = r; r = t;
-    t = old_s - q * s; old_s = s; s = t;
-  }
-  long long g = old_r;
-  if ((b - a) % g != 0) return -1;
-  *lcm = m / g * n;
-  // Strides and ranks are ints, so every product below stays under 2^62.
-  long long k = ((b - a) / g) % (n / g) * (old_s % (n / g)) % (n / g);
-  long long x = (a + k * m) % *lcm;
-  return x < 0 ? x + *lcm : x;
+void RangeState::make_peers() {
+  peers = std::make_unique<PeerLink[]>(static_cast<size_t>(size));
+  enroll();
 }
 
+ChildCounts& RangeState::child_counts() {
+  if (depth == 0 && !table) return channel->root_children();
+  if (!children) children = std::make_unique<ChildCounts>();
+  return *children;
+}
+
+namespace {
+// splitmix64's finaliser: every input bit affects every output bit.
+std::uint64_t mix(std::uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ULL;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
 }  // namespace
+
+CommId derive_id(const CommId& parent, std::uint64_t digest, std::uint64_t k) {
+  // Two chains with different constants give the two halves.
+  std::uint64_t a = mix(parent.hi ^ 0x9e3779b97f4a7c15ULL);
+  a = mix(a ^ parent.lo);
+  a = mix(a ^ digest);
+  a = mix(a ^ k);
+  std::uint64_t b = mix(parent.lo ^ 0xc2b2ae3d27d4eb4fULL);
+  b = mix(b ^ parent.hi);
+  b = mix(b ^ (digest + 0x165667b19e3779f9ULL));
+  b = mix(b ^ (k + 0x27d4eb2f165667c5ULL));
+  return {a, b};
+}
+
+std::uint64_t digest_words(std::initializer_list<std::uint64_t> words) {
+  std::uint64_t h = 0x8ebc6af09c88c6e3ULL;
+  for (std::uint64_t w : words) h = mix(h ^ w) + 0x9e3779b97f4a7c15ULL;
+  return h;
+}
+
+std::uint64_t digest_members(std::uint64_t kind, const std::vector<int>& roots,
+                             std::uint64_t extra) {
+  std::uint64_t h = digest_words({kind, extra, roots.size()});
+  for (int r : roots) h = mix(h ^ static_cast<std::uint32_t>(r)) + 0x9e3779b97f4a7c15ULL;
+  return h;
+}
+
+std::uint64_t ChildCounts::next(std::uint64_t digest) {
+  if (!many_.empty()) return many_[digest]++;
+  for (auto& [d, count] : few_)
+    if (d == digest) return count++;
+  if (few_.size() < kFew) {
+    few_.emplace_back(digest, 1);
+    return 0;
+  }
+  for (const auto& [d, count] : few_) many_.emplace(d, count);
+  few_.clear();
+  few_.shrink_to_fit();
+  return many_[digest]++;
+}
+
+void set_identity(RangeState& s, RangeState& parent, std::uint64_t digest) {
+  s.id = derive_id(parent.id, digest, parent.child_counts().next(digest));
+}
+
+int prepare_send(RangeState& s, int dest, TagLayout::Kind kind, int payload, MPI_Comm* comm,
+                 int* tag) {
+  Channel& ch = *s.channel;
+  const TagLayout& layout = ch.layout();
+  if (s.slot == RangeState::kNoSlot) {
+    int slot = ch.acquire_slot();
+    if (slot >= 0) {
+      s.slot = slot;
+      s.send_lane = ch.lane(layout.lane_of(slot)).comm;
+      s.send_tag_base = layout.tag_base(slot);
+    } else {
+      s.slot = RangeState::kWide;
+    }
+  }
+  PeerLink& link = s.peer(dest);
+  int root_dest = s.to_root(dest);
+  ControlMessage m{s.id.hi, s.id.lo, 0, 0};
+  if (s.slot == RangeState::kWide) {
+    // No slot: a header names the communicator of each message, which follows it on lane 0.
+    m.a = kind;
+    m.b = payload;
+    if (int rc = send_control(ch, 0, root_dest, TagLayout::wide_header, m)) return rc;
+    *comm = ch.lane(0).comm;
+    *tag = layout.wide_data_tag();
+    return MPI_SUCCESS;
+  }
+  if (!link.bound) {
+    // The binding goes first, on the lane of the slot: MPI keeps one sender's messages to one
+    // receiver in order on one communicator, so it arrives before anything sent under it.
+    m.a = s.slot;
+    if (int rc = send_control(ch, layout.lane_of(s.slot), root_dest, TagLayout::bind, m))
+      return rc;
+    link.bound = true;
+  }
+  *comm = s.send_lane;
+  *tag = TagLayout::tag(s.send_tag_base, kind, payload);
+  return MPI_SUCCESS;
+}
+
+int peer_slot(RangeState& s, int r) {
+  PeerLink& link = s.peer(r);
+  if (link.slot < 0) link.slot = s.channel->bound_slot(s.to_root(r), s.id);
+  return link.slot;
+}
 
 GroupTable::GroupTable(std::vector<int> members) : roots(std::move(members)) {
   by_root.reserve(roots.size());
@@ -57,82 +154,6 @@ GroupTable::GroupTable(std::vector<int> members) : roots(std::move(members)) {
 int GroupTable::find(int root_rank) const {
   auto it = std::lower_bound(by_root.begin(), by_root.end(), std::pair{root_rank, INT_MIN});
   return it != by_root.end() && it->first == root_rank ? it->second : MPI_UNDEFINED;
-}
-
-namespace {
-
-int common_strided(const RangeState& a, const RangeState& b) {
-  long long lo = std::max(a.first, b.first), hi = std::min(a.last(), b.last());
-  if (lo > hi) return 0;
-  long long sa = a.size > 1 ? a.stride : 1, sb = b.size > 1 ? b.stride : 1;
-  long long step = 0;
-  long long x = crt(a.first % sa, sa, b.first % sb, sb, &step);
-  if (x < 0) return 0;
-  long long first_common = x + (floor_div(lo - x - 1, step) + 1) * step;  // smallest >= lo
-  if (first_common > hi) return 0;
-  return first_common + step <= hi ? 2 : 1;
-}
-
-}  // namespace
-
-int common_members_upto2(const RangeState& a, const RangeState& b) {
-  if (!a.table && !b.table) return common_strided(a, b);
-  // A table is walked member by member: O(size) at creation, like the table itself.
-  const RangeState& walk = a.table && (!b.table || a.size <= b.size) ? a : b;
-  const RangeState& other = &walk == &a ? b : a;
-  int common = 0;
-  for (int r = 0; r < walk.size && common < 2; ++r)
-    common += other.from_root(walk.to_root(r)) != MPI_UNDEFINED;
-  return common;
-}
-
-namespace {
-// Describes a communicator's members for clash messages.
-std::string describe(const RangeState& s) {
-  char text[160];
-  if (s.table)
-    std::snprintf(text, sizeof text, "group of %d members from root rank %d to %d, depth %d",
-                  s.size, s.first, s.last(), s.depth);
-  else
-    std::snprintf(text, sizeof text, "range first %d, stride %d, size %d, depth %d", s.first,
-                  s.stride, s.size, s.depth);
-  return text;
-}
-
-// A table's stand-in for the stride field of its context: a hash of its members.
-int table_code(const GroupTable& t) {
-  std::uint32_t h = 2166136261u;
-  for (int r : t.roots) h = (h ^ static_cast<std::uint32_t>(r)) * 16777619u;
-  return static_cast<int>(h >> 1);
-}
-}  // namespace
-
-bool try_register_range(RangeState& s, std::string* clash) {
-  if (s.size < 2) return true;  // a single member only ever talks to itself, off the wire
-  const RangeState* other = nullptr;
-  if (!s.channel->register_range(&s, &other)) {
-    if (clash) *clash = describe(*other);
-    return false;
-  }
-  s.registered = true;
-  return true;
-}
-
-int register_range(RangeState& s, MPI_Comm errcomm) {
-  std::string other;
-  if (try_register_range(s, &other)) return MPI_SUCCESS;
-  return raise(errcomm, MPI_ERR_COMM,
-               "Split_Comm: the new communicator (%s) has the same context as the live %s and "
-               "shares two or more members with it; they cannot be told apart (see "
-               "docs/tag-layout.md)",
-               describe(s).c_str(), other.c_str());
-}
-
-void set_context(RangeState& s) {
-  const auto& layout = s.channel->layout();
-  s.ctx = layout.context(s.depth, s.first, s.last(), s.table ? table_code(*s.table) : s.stride);
-  s.lane = layout.lane_of(s.ctx);
-  s.tag_base = layout.tag_base(s.ctx);
 }
 
 void set_members(RangeState& s, std::vector<int> roots) {
@@ -188,10 +209,12 @@ MPI_Comm Comm::root_mpi_comm() const { return state_ ? state_->channel->user() :
 
 namespace {
 
-// What a root communicator carries for us: its channel and its whole-range communicator.
+// What a root communicator carries for us: its channel and its whole-range communicator. The
+// attachment keeps the latter alive: its identity is the same in every process, so it must not
+// be made again while peers may still hold the binding of its former slot.
 struct Attachment {
   detail::ChannelRef channel;
-  std::weak_ptr<RangeState> root;
+  std::shared_ptr<RangeState> root;
 };
 
 int delete_attachment(MPI_Comm, int, void* value, void*) {
@@ -240,17 +263,16 @@ int Create_Comm(MPI_Comm mpi_comm, Comm* out) {
     attachment = new Attachment{std::move(channel), {}};
     MPI_Comm_set_attr(mpi_comm, keyval, attachment);
   }
-  if (auto root = attachment->root.lock()) {
-    *out = CommAccess::make(std::move(root));
+  if (attachment->root) {
+    *out = CommAccess::make(attachment->root);
     return MPI_SUCCESS;
   }
+  // The root's identity is the same on every process (each channel has lanes of its own).
   auto s = detail::new_range_state();
   s->channel = attachment->channel;
   s->size = s->channel->root_size();
   s->rank = s->channel->root_rank();
-  detail::set_context(*s);
-  rc = detail::register_range(*s, mpi_comm);
-  if (rc != MPI_SUCCESS) return rc;
+  s->id = {1, 1};
   attachment->root = s;
   *out = CommAccess::make(std::move(s));
   return MPI_SUCCESS;
@@ -261,8 +283,7 @@ int Split_Comm(const Comm& parent_comm, int first, int last, int stride, Comm* o
 }
 
 namespace {
-int make_range(const RangeState& parent, int first, int last, int stride, int levels,
-               MPI_Comm errcomm, Comm* out);
+int make_range(RangeState& parent, int first, int last, int stride, int levels, Comm* out);
 }  // namespace
 
 int Split_Comm_below(const Comm& parent_comm, int first, int last, int stride, int levels,
@@ -271,7 +292,7 @@ int Split_Comm_below(const Comm& parent_comm, int first, int last, int stride, i
   // out may be the parent's own handle (Split_Comm(c, ..., &c)): then the parent is kept alive
   // by a copy while out is overwritten; otherwise it is only borrowed.
   const std::shared_ptr<RangeState>& held = CommAccess::state(parent_comm);
-  const RangeState* parent = held.get();
+  RangeState* parent = held.get();
   std::shared_ptr<RangeState> kept = out == &parent_comm ? held : nullptr;
   if (parent == nullptr) {
     *out = Comm();
@@ -290,13 +311,11 @@ int Split_Comm_below(const Comm& parent_comm, int first, int last, int stride, i
     return detail::raise(errcomm, MPI_ERR_RANK,
                          "Split_Comm: range %d..%d is outside the parent's ranks 0..%d", first,
                          last, parent->size - 1);
-  // The handle is overwritten: release what it held first, so that splitting again into the
-  // same handle does not clash with the communicator it is about to replace.
   *out = Comm();
   int me = parent->rank;
   if (me < first || me > last || (me - first) % stride != 0) return MPI_SUCCESS;
   try {
-    return make_range(*parent, first, last, stride, levels, errcomm, out);
+    return make_range(*parent, first, last, stride, levels, out);
   } catch (const std::bad_alloc&) {
     return detail::raise(errcomm, MPI_ERR_NO_MEM, "Split_Comm: out of memory for a new range");
   }
@@ -304,9 +323,10 @@ int Split_Comm_below(const Comm& parent_comm, int first, int last, int stride, i
 
 namespace {
 
-// The part of Split_Comm_below that allocates (the new range and its entry in the clash table).
-int make_range(const RangeState& parent, int first, int last, int stride, int levels,
-               MPI_Comm errcomm, Comm* out) {
+// The part of Split_Comm_below that allocates. The k-th range first..last:stride of a parent
+// (at `levels`) is the same communicator at every member: its identity is derived from the
+// parent's, the coordinates and k.
+int make_range(RangeState& parent, int first, int last, int stride, int levels, Comm* out) {
   int me = parent.rank;
   auto s = detail::new_range_state();
   set_parent(*s, parent);
@@ -323,9 +343,12 @@ int make_range(const RangeState& parent, int first, int last, int stride, int le
     s->stride = s->size > 1 ? parent.stride * stride : 1;
   }
   s->depth = parent.depth + levels;
-  detail::set_context(*s);
-  int rc = detail::register_range(*s, errcomm);
-  if (rc != MPI_SUCCESS) return rc;
+  detail::set_identity(*s, parent,
+                       detail::digest_words({detail::kRangeCreation,
+                                             static_cast<std::uint64_t>(first),
+                                             static_cast<std::uint64_t>(last),
+                                             static_cast<std::uint64_t>(stride),
+                                             static_cast<std::uint64_t>(levels)}));
   *out = CommAccess::make(std::move(s));
   return MPI_SUCCESS;
 }
@@ -333,7 +356,7 @@ int make_range(const RangeState& parent, int first, int last, int stride, int le
 }  // namespace
 
 std::uint32_t Comm_context(const Comm& comm) {
-  return comm.is_null() ? 0 : comm.state()->ctx;
+  return comm.is_null() ? 0 : static_cast<std::uint32_t>(comm.state()->id.lo & 0x7fffffff);
 }
 
 int Comm_rank(const Comm& comm, int* rank) {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -28,7 +29,29 @@ struct GroupTable {
   int find(int root_rank) const;  // rank of root_rank, or MPI_UNDEFINED
 };
 
+// How many creations of each digest a parent has made (at this process): the k of derive_id.
+// The k-th identical creation from a parent is the same communicator at every member.
+class ChildCounts {
+ public:
+  std::uint64_t next(std::uint64_t digest);
+
+ private:
+  static constexpr std::size_t kFew = 16;  // searched linearly; a hash map beyond
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> few_;
+  std::unordered_map<std::uint64_t, std::uint64_t> many_;
+};
+
+// What this process knows of one peer of a communicator: the slot the peer sends under (once
+// its binding arrived) and whether this process sent the peer its own binding.
+struct PeerLink {
+  std::int32_t slot = -1;  // the peer's slot, -1 while unknown
+  bool bound = false;      // this process's binding went to the peer
+};
+
 struct RangeState {
+  static constexpr int kNoSlot = -1;  // no message sent yet
+  static constexpr int kWide = -2;    // every slot was taken: messages carry their identity
+
   ChannelRef channel;
   // Members are root ranks first + i * stride for i in 0..size-1, or table->roots[i] when
   // there is a table (then first is the first member and stride 0).
@@ -38,12 +61,15 @@ struct RangeState {
   int rank = MPI_UNDEFINED;  // this process's rank in the range
   int parent_first = 0, parent_stride = 1;
   int depth = 0;
-  std::uint32_t ctx = 0;
-  int lane = 0;
-  int tag_base = 0;            // context bits of the tag, see TagLayout
+  CommId id;
+  int slot = kNoSlot;          // this process's slot for the communicator, taken at first send
+  int send_tag_base = 0;       // TagLayout::tag_base(slot)
+  MPI_Comm send_lane = MPI_COMM_NULL;
   std::uint32_t coll_seq = 0;  // sequence number of the next collective
-  bool registered = false;
-  std::unique_ptr<MatchState> match;  // made on first use of the matching engine
+  bool enrolled = false;       // in the channel's table of communicators by identity
+  std::unique_ptr<PeerLink[]> peers;      // made on first traffic, one per rank
+  std::unique_ptr<MatchState> match;      // made on first use of the matching engine
+  std::unique_ptr<ChildCounts> children;  // made at the first creation from this one
 
   RangeState();
   ~RangeState();
@@ -59,10 +85,45 @@ struct RangeState {
     if (d < 0 || d % stride != 0 || d / stride >= size) return MPI_UNDEFINED;
     return d / stride;
   }
-  MPI_Comm lane_comm() const { return channel->lane(lane).comm; }
   MPI_Comm errcomm() const { return channel->user(); }
   MatchState& matching();
+  PeerLink& peer(int r) {
+    if (!peers) make_peers();
+    return peers[r];
+  }
+  // The creation counts of children made from this communicator (the root's live in its
+  // channel, so that a root made again after all handles were freed continues them).
+  ChildCounts& child_counts();
+  // Joins the channel's table of communicators by identity (once).
+  void enroll();
+
+ private:
+  void make_peers();
 };
+
+// The MPI communicator and tag of a message of `kind` with `payload` from s to its rank `dest`
+// (not this process), after sending whatever must precede it: this process's binding when
+// it is the first message to dest, or the message's header when s has no slot.
+int prepare_send(RangeState& s, int dest, TagLayout::Kind kind, int payload, MPI_Comm* comm,
+                 int* tag);
+// The same for the common case, without a call: s has a slot and dest has its binding.
+inline bool fast_send_envelope(const RangeState& s, int dest, TagLayout::Kind kind, int payload,
+                               MPI_Comm* comm, int* tag) {
+  if (s.slot < 0 || !s.peers || !s.peers[dest].bound) return false;
+  *comm = s.send_lane;
+  *tag = TagLayout::tag(s.send_tag_base, kind, payload);
+  return true;
+}
+// The slot s's rank `r` sends under, or -1 while its binding has not arrived (or it sends
+// without a slot).
+int peer_slot(RangeState& s, int r);
+// The lane communicator and tag of a message from s's rank r sent under `slot`.
+inline void receive_envelope(const RangeState& s, int slot, TagLayout::Kind kind, int payload,
+                             MPI_Comm* comm, int* tag) {
+  const TagLayout& l = s.channel->layout();
+  *comm = s.channel->lane(l.lane_of(slot)).comm;
+  *tag = TagLayout::tag(l.tag_base(slot), kind, payload);
+}
 
 // Memory for range states, recycled: a program that makes and frees ranges in a loop (the
 // point of the library) then calls the allocator for neither. Blocks of one size (the state
@@ -112,20 +173,12 @@ inline std::shared_ptr<RangeState> new_range_state() {
   return std::allocate_shared<RangeState>(RecyclingAllocator<RangeState>{});
 }
 
-// Number of members two ranges have in common, counting at most two: 0, 1 or 2 (= "2 or more").
-int common_members_upto2(const RangeState& a, const RangeState& b);
-
-// Registers s in its channel's clash table (ranges of two or more members). On a clash with a
-// live communicator returns false and describes that one in *clash.
-bool try_register_range(RangeState& s, std::string* clash);
-// The same, raising MPI_ERR_COMM on errcomm for a clash.
-int register_range(RangeState& s, MPI_Comm errcomm);
-// Context, lane and tag base of s from its depth and members.
-void set_context(RangeState& s);
 // Members from root ranks in rank order: strided fields when evenly spaced, else a table.
 void set_members(RangeState& s, std::vector<int> roots);
 // Channel and parent coordinates of a communicator made from parent.
 void set_parent(RangeState& s, const RangeState& parent);
+// The identity of a communicator made from parent by the creation `digest`.
+void set_identity(RangeState& s, RangeState& parent, std::uint64_t digest);
 
 struct CommAccess {
   static Comm make(std::shared_ptr<RangeState> s) { return Comm(std::move(s)); }

@@ -1,5 +1,7 @@
 #include "schedule.hpp"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <cstring>
 
@@ -216,21 +218,33 @@ bool commutative(MPI_Op op) {
   return c != 0;
 }
 
-int next_collective_tag(RangeState& range) {
-  int seq = static_cast<int>(range.coll_seq++ & TagLayout::max_payload);
-  return TagLayout::tag(range.tag_base, TagLayout::collective, seq);
+int next_collective_seq(RangeState& range) {
+  return static_cast<int>(range.coll_seq++ & TagLayout::max_payload);
 }
 
 namespace {
 
-// Posts a receive of a collective step, from the parked messages if the matching engine took
-// it out of MPI while polling for wildcards.
-int post_recv(const Step& s, RangeState& range, int tag, MPI_Request* req) {
+constexpr int kDeferred = -1;  // post_recv: the sender's binding has not arrived yet
+
+// Posts a receive of a collective step: from the parked messages if the matching engine took
+// it out of MPI, else under its sender's slot; kDeferred when that slot is not known yet.
+int post_recv(const Step& s, RangeState& range, int seq, MPI_Request* req) {
   int root_source = range.to_root(s.peer);
   Parked p;
-  if (take_parked(range, TagLayout::collective, root_source, tag & TagLayout::max_payload, &p))
+  if (take_parked(range, TagLayout::collective, root_source, seq, &p))
     return MPI_Imrecv(s.out, s.count, s.type, &p.message, req);
-  return MPI_Irecv(s.out, s.count, s.type, root_source, tag, range.lane_comm(), req);
+  int slot = peer_slot(range, s.peer);
+  if (slot < 0) return kDeferred;
+  MPI_Comm lane;
+  int tag;
+  receive_envelope(range, slot, TagLayout::collective, seq, &lane, &tag);
+  return MPI_Irecv(s.out, s.count, s.type, root_source, tag, lane, req);
+}
+
+// The lane and tag of a collective step's send (after a binding or header it needs).
+int send_envelope(RangeState& range, int peer, int seq, MPI_Comm* lane, int* tag) {
+  if (fast_send_envelope(range, peer, TagLayout::collective, seq, lane, tag)) return MPI_SUCCESS;
+  return prepare_send(range, peer, TagLayout::collective, seq, lane, tag);
 }
 
 // Runs the local steps of [begin, end) in order.
@@ -247,39 +261,82 @@ int run_local_steps(const Step* begin, const Step* end) {
 }
 
 // Posts the sends and receives of [begin, end) (local steps are skipped), appended to
-// *requests. Receives first: a message that finds its receive posted is copied once, not parked
-// in the unexpected queue (the order among receives, and among sends, is kept).
-int post_transfers(const Step* begin, const Step* end, RangeState& range, int tag,
-                   std::vector<MPI_Request>* requests) {
+// *requests; receives whose sender's binding has not arrived are appended to *deferred (and
+// the channel's engine told to take messages out of MPI until they are posted). Receives
+// first: a message that finds its receive posted is copied once, not parked in the unexpected
+// queue (the order among receives, and among sends, is kept).
+int post_transfers(const Step* begin, const Step* end, RangeState& range, int seq,
+                   std::vector<MPI_Request>* requests, std::vector<const Step*>* deferred) {
   for (const auto* s = begin; s != end; ++s) {
     if (s->kind != Step::Kind::recv) continue;
     requests->push_back(MPI_REQUEST_NULL);
-    if (int rc = post_recv(*s, range, tag, &requests->back()); rc != MPI_SUCCESS) return rc;
+    int rc = post_recv(*s, range, seq, &requests->back());
+    if (rc == kDeferred) {
+      requests->pop_back();
+      deferred->push_back(s);
+      await_engine(*range.channel);
+    } else if (rc != MPI_SUCCESS) {
+      return rc;
+    }
   }
   for (const auto* s = begin; s != end; ++s) {
     if (s->kind != Step::Kind::send) continue;
+    MPI_Comm lane;
+    int tag;
+    if (int rc = send_envelope(range, s->peer, seq, &lane, &tag)) return rc;
     requests->push_back(MPI_REQUEST_NULL);
-    int rc = MPI_Isend(s->in, s->count, s->type, range.to_root(s->peer), tag, range.lane_comm(),
+    int rc = MPI_Isend(s->in, s->count, s->type, range.to_root(s->peer), tag, lane,
                        &requests->back());
     if (rc != MPI_SUCCESS) return rc;
   }
   return MPI_SUCCESS;
 }
 
+// Posts the deferred receives whose sender's binding (or message) has arrived since, appended
+// to *requests, in their order: two receives from one sender in one round (a block sent in two
+// pieces) match its messages in the order they were posted. Returns an error code, leaving the
+// others in *deferred.
+int post_deferred(RangeState& range, int seq, std::vector<MPI_Request>* requests,
+                  std::vector<const Step*>* deferred) {
+  size_t kept = 0;
+  int rc = MPI_SUCCESS;
+  for (size_t i = 0; i < deferred->size(); ++i) {
+    MPI_Request req = MPI_REQUEST_NULL;
+    int posted = rc == MPI_SUCCESS ? post_recv(*(*deferred)[i], range, seq, &req) : kDeferred;
+    if (posted == kDeferred) {
+      (*deferred)[kept++] = (*deferred)[i];
+      continue;
+    }
+    stop_awaiting_engine(*range.channel);
+    if (posted == MPI_SUCCESS)
+      requests->push_back(req);
+    else
+      rc = posted;
+  }
+  deferred->resize(kept);
+  return rc;
+}
+
+// Forgets deferred receives (a failed collective).
+void drop_deferred(RangeState& range, std::vector<const Step*>* deferred) {
+  for (size_t i = 0; i < deferred->size(); ++i) stop_awaiting_engine(*range.channel);
+  deferred->clear();
+}
+
 // Starts the round [begin, end): its local steps in order, then its sends and receives,
 // appended to *requests.
-int post_round(const Step* begin, const Step* end, RangeState& range, int tag,
-               std::vector<MPI_Request>* requests) {
+int post_round(const Step* begin, const Step* end, RangeState& range, int seq,
+               std::vector<MPI_Request>* requests, std::vector<const Step*>* deferred) {
   if (int rc = run_local_steps(begin, end); rc != MPI_SUCCESS) return rc;
-  return post_transfers(begin, end, range, tag, requests);
+  return post_transfers(begin, end, range, seq, requests, deferred);
 }
 
 // Runs the transfers [begin, end) to completion when they are exactly one message (the rounds of
 // binomial trees and chains) or one message each way with peers (recursive doubling and
 // halving, Bruck, dissemination): a blocking send, receive or MPI_Sendrecv waits exactly as
 // Isend/Irecv plus Waitall would, for about half the instructions. Returns false, doing nothing,
-// otherwise.
-bool run_single_transfers(const Step* begin, const Step* end, RangeState& range, int tag,
+// otherwise (also when the receive's sender has not bound its slot yet).
+bool run_single_transfers(const Step* begin, const Step* end, RangeState& range, int seq,
                           int* rc) {
   const Step* send = nullptr;
   const Step* recv = nullptr;
@@ -290,24 +347,46 @@ bool run_single_transfers(const Step* begin, const Step* end, RangeState& range,
     slot = s;
   }
   if (send == nullptr && recv == nullptr) return false;
-  int to = send != nullptr ? range.to_root(send->peer) : MPI_PROC_NULL;
   int from = recv != nullptr ? range.to_root(recv->peer) : MPI_PROC_NULL;
   Parked p;
-  if (recv != nullptr &&
-      take_parked(range, TagLayout::collective, from, tag & TagLayout::max_payload, &p)) {
+  bool parked = recv != nullptr && take_parked(range, TagLayout::collective, from, seq, &p);
+  MPI_Comm recv_lane = MPI_COMM_NULL;
+  int recv_tag = 0;
+  if (recv != nullptr && !parked) {
+    int slot = peer_slot(range, recv->peer);
+    if (slot < 0) return false;
+    receive_envelope(range, slot, TagLayout::collective, seq, &recv_lane, &recv_tag);
+  }
+  MPI_Comm send_lane = MPI_COMM_NULL;
+  int send_tag = 0, to = MPI_PROC_NULL;
+  if (send != nullptr) {
+    to = range.to_root(send->peer);
+    if ((*rc = send_envelope(range, send->peer, seq, &send_lane, &send_tag))) {
+      if (parked) MPI_Mrecv(recv->out, recv->count, recv->type, &p.message, MPI_STATUS_IGNORE);
+      return true;
+    }
+  }
+  if (parked) {
     // MPI no longer holds this message (a wildcard probe took it), so MPI_Sendrecv cannot
     // receive it: receive it first (it needs nothing more of its sender than progress, which a
     // sender blocked in its own round makes), then send.
     *rc = MPI_Mrecv(recv->out, recv->count, recv->type, &p.message, MPI_STATUS_IGNORE);
     if (*rc == MPI_SUCCESS && send != nullptr)
-      *rc = MPI_Send(send->in, send->count, send->type, to, tag, range.lane_comm());
-  } else if (send != nullptr && recv != nullptr) {
-    *rc = MPI_Sendrecv(send->in, send->count, send->type, to, tag, recv->out, recv->count,
-                       recv->type, from, tag, range.lane_comm(), MPI_STATUS_IGNORE);
+      *rc = MPI_Send(send->in, send->count, send->type, to, send_tag, send_lane);
+  } else if (send != nullptr && recv != nullptr && send_lane == recv_lane) {
+    *rc = MPI_Sendrecv(send->in, send->count, send->type, to, send_tag, recv->out, recv->count,
+                       recv->type, from, recv_tag, send_lane, MPI_STATUS_IGNORE);
+  } else if (send != nullptr && recv != nullptr) {  // the two slots are on different lanes
+    MPI_Request r;
+    *rc = MPI_Irecv(recv->out, recv->count, recv->type, from, recv_tag, recv_lane, &r);
+    if (*rc != MPI_SUCCESS) return true;
+    *rc = MPI_Send(send->in, send->count, send->type, to, send_tag, send_lane);
+    int wait_rc = MPI_Wait(&r, MPI_STATUS_IGNORE);
+    if (*rc == MPI_SUCCESS) *rc = wait_rc;
   } else if (send != nullptr) {
-    *rc = MPI_Send(send->in, send->count, send->type, to, tag, range.lane_comm());
+    *rc = MPI_Send(send->in, send->count, send->type, to, send_tag, send_lane);
   } else {
-    *rc = MPI_Recv(recv->out, recv->count, recv->type, from, tag, range.lane_comm(),
+    *rc = MPI_Recv(recv->out, recv->count, recv->type, from, recv_tag, recv_lane,
                    MPI_STATUS_IGNORE);
   }
   return true;
@@ -331,7 +410,7 @@ namespace {
 class CollectiveOp final : public Operation {
  public:
   CollectiveOp(std::shared_ptr<RangeState> range, SchedulePtr s)
-      : range_(std::move(range)), schedule_(std::move(s)), tag_(next_collective_tag(*range_)) {}
+      : range_(std::move(range)), schedule_(std::move(s)), seq_(next_collective_seq(*range_)) {}
 
   bool test(MPI_Status* status, int* rc) override {
     advance();
@@ -351,9 +430,10 @@ class CollectiveOp final : public Operation {
 
   std::shared_ptr<RangeState> range_;
   SchedulePtr schedule_;
-  int tag_;
+  int seq_;
   size_t next_round_ = 0;
   std::vector<MPI_Request> requests_;
+  std::vector<const Step*> deferred_;  // receives waiting for their sender's binding
   bool done_ = false;
   int rc_ = MPI_SUCCESS;
 };
@@ -364,6 +444,13 @@ std::vector<CollectiveOp*>& g_running = *new std::vector<CollectiveOp*>;
 
 bool CollectiveOp::advance() {
   while (!done_) {
+    if (!deferred_.empty()) {
+      poll_channel(*range_->channel);
+      if (int rc = post_deferred(*range_, seq_, &requests_, &deferred_)) {
+        fail(rc);
+        break;
+      }
+    }
     if (!requests_.empty()) {
       int flag = 0;
       int rc = MPI_Testall(static_cast<int>(requests_.size()), requests_.data(), &flag,
@@ -375,6 +462,7 @@ bool CollectiveOp::advance() {
       if (!flag) return false;
       requests_.clear();
     }
+    if (!deferred_.empty()) return false;
     if (next_round_ == schedule_->rounds()) {
       done_ = true;
       break;
@@ -393,12 +481,14 @@ bool CollectiveOp::advance() {
 // nothing of it lingers in MPI.
 void CollectiveOp::fail(int rc) {
   release_posted(&requests_);
+  drop_deferred(*range_, &deferred_);
   rc_ = rc;
   done_ = true;
 }
 
 int CollectiveOp::start_round(size_t r) {
-  rc_ = post_round(schedule_->round_begin(r), schedule_->round_end(r), *range_, tag_, &requests_);
+  rc_ = post_round(schedule_->round_begin(r), schedule_->round_end(r), *range_, seq_, &requests_,
+                   &deferred_);
   return rc_;
 }
 
@@ -424,12 +514,21 @@ namespace {
 
 // Runs the transfers [begin, end) (sends and receives only) to completion inside MPI's blocking
 // calls; on failure nothing of them stays posted.
-int run_transfers_blocking(const Step* begin, const Step* end, RangeState& range, int tag) {
+int run_transfers_blocking(const Step* begin, const Step* end, RangeState& range, int seq) {
   int rc = MPI_SUCCESS;
-  if (run_single_transfers(begin, end, range, tag, &rc)) return rc;
+  if (run_single_transfers(begin, end, range, seq, &rc)) return rc;
   // Reused between calls: a blocking collective allocates nothing once warm.
   static std::vector<MPI_Request>& requests = *new std::vector<MPI_Request>;
-  rc = post_transfers(begin, end, range, tag, &requests);
+  static std::vector<const Step*>& deferred = *new std::vector<const Step*>;
+  rc = post_transfers(begin, end, range, seq, &requests, &deferred);
+  // Receives from senders whose binding has not arrived: the engine takes messages out of MPI
+  // (this round's own sends are posted and move meanwhile) until each can be posted.
+  for (int polls = 0; rc == MPI_SUCCESS && !deferred.empty(); ++polls) {
+    if (polls > 64) sched_yield();
+    progress();
+    rc = post_deferred(range, seq, &requests, &deferred);
+  }
+  drop_deferred(range, &deferred);
   if (rc == MPI_SUCCESS && !requests.empty())
     rc = MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
   if (rc != MPI_SUCCESS) release_posted(&requests);
@@ -449,7 +548,7 @@ ScratchBlocks& g_runner_scratch = *new ScratchBlocks;
 
 bool Runner::available() { return !g_runner_active && !engine_busy(); }
 
-Runner::Runner(RangeState& range) : range_(range), tag_(next_collective_tag(range)) {
+Runner::Runner(RangeState& range) : range_(range), seq_(next_collective_seq(range)) {
   g_runner_active = true;
 }
 
@@ -480,7 +579,7 @@ void Runner::end_round() {
   if (g_runner_round.empty()) return;
   if (rc_ == MPI_SUCCESS) {
     const Step* begin = g_runner_round.data();
-    rc_ = run_transfers_blocking(begin, begin + g_runner_round.size(), range_, tag_);
+    rc_ = run_transfers_blocking(begin, begin + g_runner_round.size(), range_, seq_);
   }
   g_runner_round.clear();
 }

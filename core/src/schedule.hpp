@@ -145,7 +145,7 @@ class Runner final : public Plan {
 
  private:
   RangeState& range_;
-  int tag_;
+  int seq_;  // the collective's sequence number, the payload of its tags
   int rc_ = MPI_SUCCESS;
 };
 
@@ -163,7 +163,7 @@ int start_schedule(const std::shared_ptr<RangeState>& range, SchedulePtr schedul
 
 // The next collective sequence number of a range (every member calls collectives in the same
 // order, so they agree without talking).
-int next_collective_tag(RangeState& range);
+int next_collective_seq(RangeState& range);
 
 // Copies count elements of in_type at in to out_count elements of out_type at out (equal type
 // signatures); a plain memcpy when both are the same contiguous type.

@@ -348,8 +348,12 @@ TEST_CASE("a blocking exchange round receives a message a wildcard probe parked"
     REQUIRE(rangecomm::Allreduce(in.data(), sum.data(), count, MPI_INT, MPI_SUM, pair) ==
             MPI_SUCCESS);
     CHECK(sum == std::vector<int>(count, 3));
-    CHECK(rangecomm::detail::peek_parked(*pair.state(), rangecomm::detail::TagLayout::collective,
-                                         MPI_ANY_SOURCE, MPI_ANY_TAG) == nullptr);
+    // Rank 1 may have parked rank 0's next collective message while it waited for rank 0's
+    // binding; rank 0's parked message must be gone.
+    if (pair.rank() == 0)
+      CHECK(rangecomm::detail::peek_parked(*pair.state(),
+                                           rangecomm::detail::TagLayout::collective,
+                                           MPI_ANY_SOURCE, MPI_ANY_TAG) == nullptr);
     REQUIRE(rangecomm::Barrier(pair) == MPI_SUCCESS);
   }
 }

@@ -270,20 +270,18 @@ TEST_CASE("ranges of a general group, and groups of a general group") {
   }
 }
 
-TEST_CASE("31 live copies of one group fit below a parent; the 32nd is a clear error") {
+TEST_CASE("a hundred live copies of one group, each its own communicator") {
   Comm w = world();
   int p = mpitest::world_size();
   if (p < 2) return;
   std::vector<int> a = reversed(p);
-  std::vector<Comm> live(31);
-  for (int i = 0; i < 31; ++i)
-    REQUIRE(rangecomm::Comm_create_group(w, a.data(), p, i, &live[i]) == MPI_SUCCESS);
+  std::vector<Comm> live(100);
+  for (int i = 0; i < 100; ++i)
+    REQUIRE(rangecomm::Comm_create_group(w, a.data(), p, i % 3, &live[i]) == MPI_SUCCESS);
+  for (int i = 0; i < 100; i += 7) exercise(live[i], a);
+  live[7] = Comm();
   Comm extra;
-  int rc = rangecomm::Comm_create_group(w, a.data(), p, 31, &extra);
-  CHECK(error_class(rc) == MPI_ERR_COMM);
-  CHECK(extra.is_null());
-  live[7] = Comm();  // freeing one makes room again
-  REQUIRE(rangecomm::Comm_create_group(w, a.data(), p, 32, &extra) == MPI_SUCCESS);
+  REQUIRE(rangecomm::Comm_create_group(w, a.data(), p, 1, &extra) == MPI_SUCCESS);
   exercise(extra, a);
 }
 
@@ -302,15 +300,4 @@ TEST_CASE("bad groups are errors of the right class, raised before any communica
   CHECK(error_class(rangecomm::Icomm_create_group(w, one, -1, 0, &g, &r)) == MPI_ERR_GROUP);
   CHECK(error_class(rangecomm::Icomm_create_group(Comm(), one, 1, 0, &g, &r)) == MPI_ERR_COMM);
   CHECK(error_class(rangecomm::Icomm_create_group(w, one, 1, 0, nullptr, &r)) == MPI_ERR_ARG);
-  if (p >= 2) {
-    // Two creations in flight on the same members whose tags agree modulo 2048.
-    std::vector<int> a = reversed(p);
-    Comm g1, g2;
-    Request r1, r2;
-    REQUIRE(rangecomm::Icomm_create_group(w, a.data(), p, 6, &g1, &r1) == MPI_SUCCESS);
-    CHECK(error_class(rangecomm::Icomm_create_group(w, a.data(), p, 6 + 2048, &g2, &r2)) ==
-          MPI_ERR_TAG);
-    REQUIRE(rangecomm::Wait(&r1, MPI_STATUS_IGNORE) == MPI_SUCCESS);
-    exercise(g1, a);
-  }
 }

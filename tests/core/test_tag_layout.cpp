@@ -1,10 +1,13 @@
-// Unit tests of the tag layout and of the range arithmetic behind context clashes.
+// Unit tests of the tag layout (slots, control tags) and of communicator identities.
 #include <set>
+#include <utility>
 
+#include "comm_id.hpp"
 #include "mpi_test.hpp"
 #include "range.hpp"
 #include "tag_layout.hpp"
 
+using rangecomm::detail::CommId;
 using rangecomm::detail::TagLayout;
 
 namespace {
@@ -14,22 +17,35 @@ TagLayout layout_for(long long tag_ub, int lanes) {
   REQUIRE(TagLayout::make(tag_ub, lanes, &l, &why));
   return l;
 }
+
+// Every slot a sender can hand out (the reserved control values excluded).
+std::vector<int> usable_slots(const TagLayout& l) {
+  std::vector<int> out;
+  for (int s = 0; s < l.slot_count(); ++s)
+    if (!l.reserved(s)) out.push_back(s);
+  return out;
+}
 }  // namespace
 
 TEST_CASE("layouts for the tag limits of real MPI libraries") {
-  struct Case { long long tag_ub; int tag_bits; int ctx_bits; };
+  struct Case { long long tag_ub; int tag_bits; int slot_bits; };
   for (Case c : {Case{(1LL << 28) - 1, 28, 14}, Case{(1LL << 31) - 1, 31, 17},
-                 Case{(1LL << 23) - 1, 23, 9}, Case{(1LL << 19) - 1, 19, 5}}) {
+                 Case{(1LL << 23) - 1, 23, 9}, Case{(1LL << 19) - 1, 19, 5},
+                 Case{(1LL << 17) - 1, 17, 3}}) {
     TagLayout l = layout_for(c.tag_ub, 4);
     CHECK(l.tag_bits == c.tag_bits);
-    CHECK(l.ctx_bits == c.ctx_bits);
-    CHECK(l.depth_bits + l.first_bits + l.last_bits + l.stride_bits == l.ctx_bits);
-    CHECK(l.depth_bits >= 3);
-    // The largest tag the layout can produce fits under MPI_TAG_UB.
-    std::uint32_t all_ctx = (1u << l.ctx_bits) - 1;
-    int top = TagLayout::tag(l.tag_base(all_ctx), TagLayout::collective, TagLayout::max_payload);
-    CHECK(top >= 0);
-    CHECK(top <= c.tag_ub);
+    CHECK(l.slot_bits == c.slot_bits);
+    // One value of the tag bits above the header is the control value, on each lane.
+    auto slots = usable_slots(l);
+    CHECK(slots.size() == static_cast<size_t>(l.slot_count() - l.lanes()));
+    // Every tag the layout can produce fits under MPI_TAG_UB and is not negative.
+    for (int s : {slots.front(), slots.back()}) {
+      int top = TagLayout::tag(l.tag_base(s), TagLayout::collective, TagLayout::max_payload);
+      CHECK(top >= 0);
+      CHECK(top <= c.tag_ub);
+    }
+    CHECK(l.wide_data_tag() <= c.tag_ub);
+    CHECK(l.control_tag(TagLayout::wide_header) <= c.tag_ub);
   }
 }
 
@@ -41,61 +57,70 @@ TEST_CASE("too small a tag space is refused with a reason") {
   CHECK_FALSE(TagLayout::make((1LL << 28) - 1, 3, &l, &why));  // lanes must be a power of two
 }
 
-TEST_CASE("encode then decode gives back context, kind and payload") {
-  TagLayout l = layout_for((1LL << 28) - 1, 4);
-  for (int depth = 0; depth < 70; depth += 3) {
-    for (int first = 0; first < 40; first += 7) {
-      std::uint32_t ctx = l.context(depth, first, first + depth, 1);
+TEST_CASE("encode then decode gives back slot, kind and payload; control tags are told apart") {
+  for (long long ub : {(1LL << 28) - 1, (1LL << 23) - 1, (1LL << 17) - 1}) {
+    TagLayout l = layout_for(ub, 4);
+    std::set<std::pair<int, int>> seen;  // (lane, tag) of every data message
+    for (int slot : usable_slots(l)) {
       for (int kind : {0, 1}) {
         for (int payload : {0, 1, 12345, TagLayout::max_payload}) {
-          int tag = TagLayout::tag(l.tag_base(ctx), static_cast<TagLayout::Kind>(kind), payload);
-          auto env = l.decode(l.lane_of(ctx), tag);
-          CHECK(env.ctx == ctx);
+          int tag = TagLayout::tag(l.tag_base(slot), static_cast<TagLayout::Kind>(kind), payload);
+          auto env = l.decode(l.lane_of(slot), tag);
+          CHECK_FALSE(env.control);
+          CHECK(env.slot == slot);
           CHECK(env.kind == kind);
           CHECK(env.payload == payload);
+          CHECK(seen.insert({l.lane_of(slot), tag}).second);
         }
       }
+    }
+    for (int lane = 0; lane < l.lanes(); ++lane) {
+      auto bind = l.decode(lane, l.control_tag(TagLayout::bind));
+      CHECK(bind.control);
+      CHECK(bind.kind == TagLayout::p2p);
+      CHECK(bind.payload == TagLayout::bind);
+      auto header = l.decode(lane, l.control_tag(TagLayout::wide_header));
+      CHECK(header.control);
+      CHECK(header.payload == TagLayout::wide_header);
+      auto data = l.decode(lane, l.wide_data_tag());
+      CHECK(data.control);
+      CHECK(data.kind == TagLayout::collective);
     }
   }
 }
 
-TEST_CASE("parent and child, and ranges with different ends, get different contexts") {
-  TagLayout l = layout_for((1LL << 28) - 1, 4);
-  // Depth separates up to 2^depth_bits nesting levels of the same members.
-  std::set<std::uint32_t> seen;
-  for (int depth = 0; depth < (1 << l.depth_bits); ++depth) seen.insert(l.context(depth, 0, 7, 1));
-  CHECK(seen.size() == static_cast<size_t>(1 << l.depth_bits));
-  // At equal depth, all strided ranges of 8 processes are told apart.
-  seen.clear();
-  int ranges = 0;
-  for (int first = 0; first < 8; ++first)
-    for (int stride = 1; stride < 8; ++stride)
-      for (int last = first + stride; last < 8; last += stride, ++ranges)
-        seen.insert(l.context(1, first, last, stride));
-  CHECK(seen.size() == static_cast<size_t>(ranges));
+TEST_CASE("identities: children of one parent, repeats and different parents all differ") {
+  using namespace rangecomm::detail;
+  std::set<std::pair<std::uint64_t, std::uint64_t>> seen;
+  auto fresh = [&](const CommId& id) { return seen.insert({id.hi, id.lo}).second; };
+  CommId root{1, 1};
+  CHECK(fresh(root));
+  // Every range of 12 processes, three repeats each, then one level further down from two
+  // different parents with the same members.
+  int made = 1;
+  for (std::uint64_t first = 0; first < 12; ++first)
+    for (std::uint64_t last = first; last < 12; ++last)
+      for (std::uint64_t stride = 1; stride < 4; ++stride)
+        for (std::uint64_t k = 0; k < 3; ++k) {
+          CommId child =
+              derive_id(root, digest_words({kRangeCreation, first, last, stride, 1}), k);
+          CHECK(fresh(child));
+          CHECK(fresh(derive_id(child, digest_words({kRangeCreation, 0, 0, 1, 1}), 0)));
+          made += 2;
+        }
+  CHECK(seen.size() == static_cast<size_t>(made));
+  // The same creation from the same parent with the same count is the same communicator.
+  CHECK(derive_id(root, digest_words({kDupCreation, 7}), 2) ==
+        derive_id(root, digest_words({kDupCreation, 7}), 2));
+  // Member lists differ by order and by one member.
+  std::vector<int> a{0, 1, 2, 3}, b{1, 0, 2, 3}, c{0, 1, 2, 4};
+  CHECK(digest_members(kGroupCreation, a, 0) != digest_members(kGroupCreation, b, 0));
+  CHECK(digest_members(kGroupCreation, a, 0) != digest_members(kGroupCreation, c, 0));
+  CHECK(digest_members(kGroupCreation, a, 0) != digest_members(kGroupCreation, a, 1));
 }
 
-TEST_CASE("common members of two strided ranges, counted up to two") {
-  using rangecomm::detail::RangeState;
-  auto range = [](int first, int stride, int size) {
-    auto r = std::make_unique<RangeState>();
-    r->first = first;
-    r->stride = stride;
-    r->size = size;
-    return r;
-  };
-  // Brute force over small ranges.
-  for (int f1 = 0; f1 < 6; ++f1)
-    for (int s1 = 1; s1 < 4; ++s1)
-      for (int n1 = 1; n1 < 5; ++n1)
-        for (int f2 = 0; f2 < 6; ++f2)
-          for (int s2 = 1; s2 < 4; ++s2)
-            for (int n2 = 1; n2 < 5; ++n2) {
-              auto a = range(f1, s1, n1), b = range(f2, s2, n2);
-              int common = 0;
-              for (int i = 0; i < n1; ++i)
-                if (b->from_root(f1 + i * s1) != MPI_UNDEFINED) ++common;
-              INFO(f1 << "," << s1 << "," << n1 << " vs " << f2 << "," << s2 << "," << n2);
-              CHECK(rangecomm::detail::common_members_upto2(*a, *b) == std::min(common, 2));
-            }
+TEST_CASE("creation counts number repeats of each creation from 0, past the linear part") {
+  rangecomm::detail::ChildCounts counts;
+  for (std::uint64_t round = 0; round < 5; ++round)
+    for (std::uint64_t digest = 100; digest < 140; ++digest) CHECK(counts.next(digest) == round);
 }

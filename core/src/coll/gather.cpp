@@ -126,7 +126,7 @@ int gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recv
         add_tree_root(plan, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
                       s->size);
       else
-        add_tree_member(plan, sendbuf, sendcount, sendtype, s->lane_comm(), root, s->rank,
+        add_tree_member(plan, sendbuf, sendcount, sendtype, s->channel->lane(0).comm, root, s->rank,
                         s->size);
     } else {
       std::vector<int> counts, displs;

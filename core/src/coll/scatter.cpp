@@ -121,7 +121,7 @@ int scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* rec
         add_tree_root(plan, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
                       s->size);
       else
-        add_tree_member(plan, recvbuf, recvcount, recvtype, s->lane_comm(), root, s->rank,
+        add_tree_member(plan, recvbuf, recvcount, recvtype, s->channel->lane(0).comm, root, s->rank,
                         s->size);
     } else {
       std::vector<int> counts, displs;
