@@ -247,8 +247,6 @@ int Group_Comm_below(const Comm& parent_comm, const int* ranks, int n, int level
   }
 }
 
-std::uint32_t Free_levels(const Comm&, const int*, int) { return ~1u; }
-
 int Comm_create_group(const Comm& parent, const int* ranks, int n, int tag, Comm* out) {
   Request request;
   if (int rc = Icomm_create_group(parent, ranks, n, tag, out, &request)) return rc;

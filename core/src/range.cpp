@@ -16,27 +16,21 @@ namespace rangecomm::detail {
 RangeState::RangeState() = default;
 
 RangeState::~RangeState() {
-  if (enrolled) channel->withdraw(this);
+  if (peers || match) channel->withdraw(this);
   if (slot >= 0) channel->release_slot(slot);
-}
-
-void RangeState::enroll() {
-  if (enrolled) return;
-  channel->enroll(this);
-  enrolled = true;
 }
 
 MatchState& RangeState::matching() {
   if (!match) {
+    if (!peers) channel->enroll(this);
     match = std::make_unique<MatchState>();
-    enroll();
   }
   return *match;
 }
 
 void RangeState::make_peers() {
+  if (!match) channel->enroll(this);
   peers = std::make_unique<PeerLink[]>(static_cast<size_t>(size));
-  enroll();
 }
 
 ChildCounts& RangeState::child_counts() {

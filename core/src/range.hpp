@@ -56,6 +56,7 @@ struct RangeState {
   // Members are root ranks first + i * stride for i in 0..size-1, or table->roots[i] when
   // there is a table (then first is the first member and stride 0).
   int first = 0, stride = 1, size = 0;
+  std::uint32_t coll_seq = 0;  // sequence number of the next collective
   std::shared_ptr<const GroupTable> table;
   std::shared_ptr<const GroupTable> parent_table;  // the parent's, when the parent has one
   int rank = MPI_UNDEFINED;  // this process's rank in the range
@@ -65,10 +66,10 @@ struct RangeState {
   int slot = kNoSlot;          // this process's slot for the communicator, taken at first send
   int send_tag_base = 0;       // TagLayout::tag_base(slot)
   MPI_Comm send_lane = MPI_COMM_NULL;
-  std::uint32_t coll_seq = 0;  // sequence number of the next collective
-  bool enrolled = false;       // in the channel's table of communicators by identity
-  std::unique_ptr<PeerLink[]> peers;      // made on first traffic, one per rank
-  std::unique_ptr<MatchState> match;      // made on first use of the matching engine
+  // Made on first traffic, one per rank, and on first use of the matching engine; with either,
+  // the communicator is in its channel's table of communicators by identity.
+  std::unique_ptr<PeerLink[]> peers;
+  std::unique_ptr<MatchState> match;
   std::unique_ptr<ChildCounts> children;  // made at the first creation from this one
 
   RangeState();
@@ -94,9 +95,6 @@ struct RangeState {
   // The creation counts of children made from this communicator (the root's live in its
   // channel, so that a root made again after all handles were freed continues them).
   ChildCounts& child_counts();
-  // Joins the channel's table of communicators by identity (once).
-  void enroll();
-
  private:
   void make_peers();
 };

@@ -2,9 +2,12 @@
 // intracommunicators of MPI_COMM_WORLD's processes (the world, its dups, any split or merge)
 // become library communicators of the world's range, so they cost no MPI context id:
 // - MPI_Comm_dup(_with_info), MPI_Comm_split, MPI_Comm_split_type (MPI_COMM_TYPE_SHARED) and
-//   MPI_Comm_create are collective over the parent: the members agree on a free nesting level
-//   with one bitwise-AND MPI_Allreduce on the parent, as for range parents (comm_creation.cpp);
-//   the results are ranges, or general groups when their members are not evenly spaced.
+//   MPI_Comm_create are collective over the parent: each member makes its communicator alone
+//   (split after exchanging colours and keys), its identity derived from the members and how
+//   many such creations came before (docs/tag-layout.md). A program orders the creations on
+//   one parent alike at every member, and those of different parents with the same members
+//   too, or it would not run natively. The results are ranges, or general groups when their
+//   members are not evenly spaced.
 // - MPI_Comm_create_group (collective over the group) and MPI_Comm_idup (nonblocking) agree
 //   among the members with rangecomm::Icomm_create_agreed.
 // Other creation calls, other split types and parents that do not map into the world stay with
@@ -31,7 +34,7 @@ void read_mode() {
 
 namespace {
 
-// The agreements run as the program's own collectives on the parent would, under the progress
+// The exchanges run as the program's own collectives on the parent would, under the progress
 // rule (rc_blocking_*: range operations still pending keep moving while it waits), and without
 // the library lock: MPI may block here until other processes' threads arrive.
 Reduce reduce_on(MPI_Comm parent) {
@@ -50,26 +53,21 @@ int allgather_ints(MPI_Comm parent, int* mine, int n, std::vector<int>* all) {
   return MPI_Allgather(mine, n, MPI_INT, all->data(), n, MPI_INT, parent);
 }
 
-// Agrees on a level over the real parent and makes this process's group of world ranks
-// `members` there (none for a non-member). *made is false (everywhere alike) when no level is
-// free at every member or a bit of `required` is missing somewhere: MPI must do it.
-int agree_and_make_group(MPI_Comm parent, bool member, const std::vector<int>& members,
-                         std::uint32_t extra, std::uint32_t required, MPI_Comm* newcomm,
-                         bool* made) {
+// Makes this process's group of world ranks `members` for a creation collective over the real
+// parent (none for a non-member). *made is false (everywhere alike) when a bit of `required` in
+// `facts` is missing somewhere: MPI must do it.
+int make_group(MPI_Comm parent, bool member, const std::vector<int>& members,
+               std::uint32_t facts, std::uint32_t required, MPI_Comm* newcomm, bool* made) {
   SplitPlan plan;
   plan.member = member;
   plan.ranks = members;
-  std::uint32_t common = 0;
-  int level = 0;
   rangecomm::Comm mine;
-  int rc = agree_and_make(
-      reduce_on(parent),
-      [&] { return (member ? free_levels(world_range(), members) : ~1u) | extra; }, required,
-      [&](int at, rangecomm::Comm* out) { return make_members(world_range(), plan, at, out); },
-      &common, &level, &mine);
+  int rc = make_collective(
+      reduce_on(parent), facts, required,
+      [&](int level, rangecomm::Comm* out) { return make_members(world_range(), plan, level, out); },
+      made, &mine);
   if (rc != MPI_SUCCESS) return raise_on(parent, rc);
-  if (level == 0) return MPI_SUCCESS;
-  *made = true;
+  if (!*made) return MPI_SUCCESS;
   *newcomm = MPI_COMM_NULL;
   return member ? new_comm(std::move(mine), inherited_errhandler(parent), newcomm) : MPI_SUCCESS;
 }
@@ -89,8 +87,8 @@ int accelerated_dup(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm, bool* made)
   std::vector<int> all(static_cast<size_t>(p.size));
   std::iota(all.begin(), all.end(), 0);
   std::vector<int> members = world_ranks(p, all);
-  int rc = agree_and_make_group(comm, true, members, 0, 0, newcomm, made);
-  if (rc != MPI_SUCCESS || !*made) return rc;  // no level free everywhere: a real dup
+  int rc = make_group(comm, true, members, 0, 0, newcomm, made);
+  if (rc != MPI_SUCCESS || !*made) return rc;
   FakeComm* d = find_comm(*newcomm);
   if (info != MPI_INFO_NULL) {
     MPI_Info_dup(info, &d->info);
@@ -104,15 +102,14 @@ int accelerated_dup(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm, bool* made)
   return raise_on(comm, rc);
 }
 
-// The groups of a split whose (colour, key) pairs every process has: made when a level is free
-// everywhere; `made` false (the same everywhere) leaves it to MPI.
+// The groups of a split whose (colour, key) pairs every process has.
 int split_by_pairs(MPI_Comm comm, const RangeParent& p, const std::vector<int>& color_key,
                    MPI_Comm* newcomm, bool* made) {
   // A negative colour is an error MPI reports; every process sees it and lets MPI split.
   for (int r = 0; r < p.size; ++r)
     if (color_key[2 * r] < 0 && color_key[2 * r] != MPI_UNDEFINED) return MPI_SUCCESS;
   SplitPlan plan = plan_split(color_key, p.rank);
-  return agree_and_make_group(comm, plan.member, world_ranks(p, plan.ranks), 0, 0, newcomm,
+  return make_group(comm, plan.member, world_ranks(p, plan.ranks), 0, 0, newcomm,
                               made);
 }
 
@@ -180,7 +177,7 @@ int accelerated_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm, bool* 
   bool member = std::find(ranks.begin(), ranks.end(), p.rank) != ranks.end();
   std::vector<int> members = subset ? world_ranks(p, ranks) : std::vector<int>();
   // Without bit 0 everywhere (some group is bad) MPI creates, and checks, it.
-  return agree_and_make_group(comm, member && subset, members, subset ? 1u : 0u, 1u, newcomm,
+  return make_group(comm, member && subset, members, subset ? 1u : 0u, 1u, newcomm,
                               made);
 }
 
@@ -199,10 +196,10 @@ bool ranks_in_parent(MPI_Comm comm, MPI_Group group, std::vector<int>* ranks) {
   return ok && std::find(ranks->begin(), ranks->end(), MPI_UNDEFINED) == ranks->end();
 }
 
-// MPI_Comm_create_group of a real communicator: collective over the group only, so the members
-// agree among themselves (two all-reductions over the group); strided groups too, so that a
-// second live copy of the same members is made without a clash. A group that is not a subset,
-// a caller outside it or a negative tag are left to MPI, which reports them.
+// MPI_Comm_create_group of a real communicator: collective over the group only, and groups of
+// different real parents reach the library as groups of the world, so the members agree on a
+// number that names the creation (one all-reduction over the group). A group that is not a
+// subset, a caller outside it or a negative tag are left to MPI, which reports them.
 int accelerated_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* newcomm,
                              bool* made) {
   *made = false;
@@ -225,9 +222,8 @@ int accelerated_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* 
 
 // *newcomm, an intracommunicator MPI has just made (a split of a type the library cannot
 // compute, under both modes; a merge of an intercommunicator, under shadow), becomes a library communicator of the same
-// processes in the same order: its members agree on a level over it, and MPI's is freed. It
-// stays MPI's when it is an intercommunicator, has processes outside the world, or no level is
-// free at every member.
+// processes in the same order, made by each member alone, and MPI's is freed. It stays MPI's
+// when it is an intercommunicator or has processes outside the world.
 int shadow_replace(MPI_Comm* newcomm) {
   MPI_Comm real = *newcomm;
   int inter = 0;
@@ -239,7 +235,7 @@ int shadow_replace(MPI_Comm* newcomm) {
   std::iota(all.begin(), all.end(), 0);
   bool made = false;
   MPI_Comm library = MPI_COMM_NULL;
-  int rc = agree_and_make_group(real, true, world_ranks(p, all), 0, 0, &library, &made);
+  int rc = make_group(real, true, world_ranks(p, all), 0, 0, &library, &made);
   if (rc != MPI_SUCCESS || !made) return rc;
   MPI_Comm_get_info(real, &find_comm(library)->info);
   *newcomm = library;

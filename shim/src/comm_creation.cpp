@@ -2,10 +2,9 @@
 // create, create_group give range communicators when the result is a range, and real ones
 // (through the fallback communicator) otherwise; free deletes attributes with callbacks.
 //
-// A copy of a range (MPI_Comm_dup) has the same members, so it must sit at another nesting
-// level to get another context (docs/tag-layout.md). The members agree on the lowest level
-// free at all of them with one bitwise-AND reduction over the parent: these calls are
-// collective over it anyway, and no process can then pick a level another one still uses.
+// A copy of a range (MPI_Comm_dup) is made by each member alone: MPI orders the collective
+// calls on the parent, so the k-th copy is the same communicator at every member and its
+// identity is derived without a message (docs/tag-layout.md).
 #include <array>
 #include <functional>
 #include <memory>
@@ -16,22 +15,6 @@
 #include "rangecomm/embedding.hpp"
 
 namespace rcshim {
-
-// Bit L (1..31) is set when the range first..last:stride of parent can be made L levels below
-// it without a clash with a live range of this process (always, for a non-member).
-std::uint32_t free_levels(const rangecomm::Comm& parent, int first, int last, int stride) {
-  std::uint32_t mask = 0;
-  for (int level = 1; level < 32; ++level) {
-    rangecomm::Comm probe;
-    if (rangecomm::Split_Comm_below(parent, first, last, stride, level, &probe) == MPI_SUCCESS)
-      mask |= 1u << level;
-  }
-  return mask;
-}
-
-std::uint32_t free_levels(const rangecomm::Comm& parent, const std::vector<int>& ranks) {
-  return rangecomm::Free_levels(parent, ranks.data(), static_cast<int>(ranks.size()));
-}
 
 int start_creation(MPI_Comm comm, const char* fn, MPI_Comm* newcomm, MPI_Request* request,
                    const std::function<int(rangecomm::Comm*, rangecomm::Request*)>& start) {
@@ -52,74 +35,23 @@ int start_creation(MPI_Comm comm, const char* fn, MPI_Comm* newcomm, MPI_Request
   return MPI_SUCCESS;
 }
 
-int agree(const rangecomm::Comm& over, std::uint32_t mine, std::uint32_t* common) {
-  return rangecomm::Allreduce(&mine, common, 1, MPI_UINT32_T, MPI_BAND, over);
-}
-
-int lowest_level(std::uint32_t mask) {
-  mask &= ~1u;
-  return mask ? __builtin_ctz(mask) : 0;
-}
-
 Reduce reduce_over(const rangecomm::Comm& range) {
   return [&range](const std::uint32_t* in, std::uint32_t* out, int n, MPI_Op op) {
     return rangecomm::Allreduce(in, out, n, MPI_UINT32_T, op, range);
   };
 }
 
-namespace {
-
-constexpr int kMaxAgreements = 1000;
-
-// The n-th (0-based, modulo their number) level set in mask (bit 0 ignored).
-int nth_level(std::uint32_t mask, std::uint32_t n) {
-  mask &= ~1u;
-  n %= static_cast<std::uint32_t>(__builtin_popcount(mask));
-  for (std::uint32_t i = 0; i < n; ++i) mask &= mask - 1;
-  return __builtin_ctz(mask);
-}
-
-std::uint32_t draw() {
-  static std::minstd_rand engine(std::random_device{}());
-  return static_cast<std::uint32_t>(engine());
-}
-
-}  // namespace
-
-int agree_and_make(const Reduce& reduce, const std::function<std::uint32_t()>& mask,
-                   std::uint32_t required,
-                   const std::function<int(int level, rangecomm::Comm* out)>& make,
-                   std::uint32_t* common, int* level, rangecomm::Comm* out) {
-  std::uint32_t drawn = 0;
-  for (int attempt = 0; attempt < kMaxAgreements; ++attempt) {
-    *level = 0;
-    // Level 1 is left to local creations (MPIX_Comm_create_range), so that a range made
-    // locally never clashes with a copy the members agreed on (MPI_Comm_dup and the like).
-    std::uint32_t mine = mask() & ~(1u << 1);
-    if (int rc = reduce(&mine, common, 1, MPI_BAND)) return rc;
-    if ((*common & required) != required || (*common & ~1u) == 0) return MPI_SUCCESS;
-    *level = attempt == 0 ? lowest_level(*common) : nth_level(*common, drawn);
-    int made = make(*level, out);
-    if (!g_threaded) return made;
-    std::uint32_t verdict[2] = {made != MPI_SUCCESS ? 1u : 0u, draw()}, agreed[2] = {0, 0};
-    if (int rc = reduce(verdict, agreed, 2, MPI_MAX)) {
-      *out = rangecomm::Comm();
-      return rc;
-    }
-    if (agreed[0] == 0) return MPI_SUCCESS;
-    *out = rangecomm::Comm();  // withdraws the registration everywhere
-    drawn = agreed[1];
+int make_collective(const Reduce& reduce, std::uint32_t facts, std::uint32_t required,
+                    const std::function<int(int level, rangecomm::Comm* out)>& make,
+                    bool* made, rangecomm::Comm* out) {
+  *made = false;
+  if (required != 0) {
+    std::uint32_t common = 0;
+    if (int rc = reduce(&facts, &common, 1, MPI_BAND)) return rc;
+    if ((common & required) != required) return MPI_SUCCESS;
   }
-  *level = 0;
-  return rangecomm::Make_error(MPI_ERR_OTHER, "no nesting level agreed after %d attempts",
-                               kMaxAgreements);
-}
-
-int no_level(MPI_Comm comm, const char* fn) {
-  return raise_error(comm, MPI_ERR_COMM,
-                     "%s: every one of the nesting levels 2..31 below this "
-                     "range holds a live copy of the new range at some member; free some",
-                     fn);
+  *made = true;
+  return make(kCollectiveLevel, out);
 }
 
 namespace {
@@ -141,17 +73,9 @@ int dress_copy(MPI_Comm comm, MPI_Comm* newcomm, MPI_Info info) {
 int dup_range(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm, const char* fn) {
   RC_FAKE_RANGE(fn);
   int n = range.size();
-  std::uint32_t common = 0;
-  int level = 0;
   rangecomm::Comm copy;
-  int rc = agree_and_make(
-      reduce_over(range), [&] { return free_levels(range, 0, n - 1, 1); }, 0,
-      [&](int at, rangecomm::Comm* out) {
-        return rangecomm::Split_Comm_below(range, 0, n - 1, 1, at, out);
-      },
-      &common, &level, &copy);
+  int rc = rangecomm::Split_Comm_below(range, 0, n - 1, 1, kCollectiveLevel, &copy);
   if (rc != MPI_SUCCESS) return raise_on(comm, rc);
-  if (level == 0) return no_level(comm, fn);
   if (int rc = new_comm(std::move(copy), c->errhandler, newcomm)) return rc;
   return dress_copy(comm, newcomm, info);
 }
@@ -169,10 +93,8 @@ extern "C" int rc_fake_MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_
   return dup_range(comm, info, newcomm, "MPI_Comm_dup_with_info");
 }
 
-// The handle is handed out at once; the members agree on a context nonblocking, as one
-// collective of the range (rangecomm::Icomm_dup: idups of different ranges never meet), and the
-// copy is made when the request completes (using the handle before that is an MPI_ERR_COMM
-// error).
+// The handle is handed out at once, and the copy with it: rangecomm::Icomm_dup derives it from
+// the range's next collective sequence number, without a message.
 extern "C" int rc_fake_MPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) {
   RC_FAKE_RANGE("MPI_Comm_idup");
   if (int rc = new_pending_comm(c->errhandler, newcomm)) return rc;

@@ -1,9 +1,7 @@
 // MPI_Comm_split, MPI_Comm_create and MPI_Comm_create_group on range communicators. Every new
 // group becomes a library communicator: a range when it is a strided range of the parent, a
-// general group otherwise. Split and create are collective over the parent, so a level free
-// at every member is agreed there (one all-reduce); create_group is collective over the group
-// only and agrees among the group (rangecomm::Icomm_create_group). Only when no level is free
-// does a split or create fall back to a real communicator made on the parent's fallback.
+// general group otherwise, made by each member alone (split first exchanges colours and keys).
+// Its identity comes from the parent's and the members (docs/tag-layout.md).
 #include <algorithm>
 #include <map>
 
@@ -62,28 +60,16 @@ extern "C" int rc_fake_MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Com
   int rc = rangecomm::Allgather(mine, 2, MPI_INT, color_key.data(), 2, MPI_INT, range);
   if (rc != MPI_SUCCESS) return raise_on(comm, rc);
   SplitPlan plan = plan_split(color_key, range.rank());
-  std::uint32_t common = 0;
-  int level = 0;
   rangecomm::Comm made;
-  rc = agree_and_make(
-      reduce_over(range), [&] { return free_levels(range, plan.ranks); }, 0,
-      [&](int at, rangecomm::Comm* out) { return make_members(range, plan, at, out); }, &common,
-      &level, &made);
+  rc = make_members(range, plan, kCollectiveLevel, &made);
   if (rc != MPI_SUCCESS) return raise_on(comm, rc);
   *newcomm = MPI_COMM_NULL;
-  if (level == 0) {  // every level is taken somewhere: MPI splits the fallback communicator
-    MPI_Comm real = MPI_COMM_NULL;
-    if ((rc = rc_real_comm_of(comm, &real))) return rc;
-    if ((rc = MPI_Comm_split(real, color, key, newcomm))) return raise_on(comm, rc);
-    adopt_handler(*newcomm, c->errhandler);
-    return MPI_SUCCESS;
-  }
   if (!plan.member) return MPI_SUCCESS;
   return new_comm(std::move(made), c->errhandler, newcomm);
 }
 
-// Collective over the parent; every process may give its own group (MPI-2.2), so whether all
-// groups are ranges is agreed in bit 0 of the level mask.
+// Collective over the parent; every process may give its own group (MPI-2.2), and each group's
+// members make it alone.
 extern "C" int rc_fake_MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
   RC_FAKE_RANGE("MPI_Comm_create");
   std::vector<int> ranks;
@@ -91,22 +77,10 @@ extern "C" int rc_fake_MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm*
   SplitPlan plan;
   plan.member = std::find(ranks.begin(), ranks.end(), range.rank()) != ranks.end();
   plan.ranks = ranks;
-  std::uint32_t common = 0;
-  int level = 0;
   rangecomm::Comm made;
-  int rc = agree_and_make(
-      reduce_over(range), [&] { return plan.member ? free_levels(range, ranks) : ~0u; }, 0,
-      [&](int at, rangecomm::Comm* out) { return make_members(range, plan, at, out); }, &common,
-      &level, &made);
+  int rc = make_members(range, plan, kCollectiveLevel, &made);
   if (rc != MPI_SUCCESS) return raise_on(comm, rc);
   *newcomm = MPI_COMM_NULL;
-  if (level == 0) {
-    MPI_Comm real = MPI_COMM_NULL;
-    if (int rc = rc_real_comm_of(comm, &real)) return rc;
-    if (int rc = MPI_Comm_create(real, group, newcomm)) return raise_on(comm, rc);
-    adopt_handler(*newcomm, c->errhandler);
-    return MPI_SUCCESS;
-  }
   if (!plan.member) return MPI_SUCCESS;
   return new_comm(std::move(made), c->errhandler, newcomm);
 }

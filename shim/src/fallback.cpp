@@ -40,9 +40,9 @@ void forget_fallback(MPI_Comm real) { owners().erase(real); }
 
 using namespace rcshim;
 
-// Collective over the range's members. The tag is the range's context: ranges whose creations
-// could run at once and share two or more members never have equal contexts, so their
-// MPI_Comm_create_group calls on the fallback channel never exchange messages.
+// Collective over the range's members. The tag comes from the range's identity, so creations
+// for different ranges running at once on overlapping members use different tags (unless two
+// identities agree modulo MPI_TAG_UB + 1).
 extern "C" int rc_real_comm_of(MPI_Comm fake, MPI_Comm* real) {
   FakeComm* c = nullptr;
   if (int rc = fake_range(fake, "MPI call needing a real communicator", &c)) return rc;
@@ -50,7 +50,11 @@ extern "C" int rc_real_comm_of(MPI_Comm fake, MPI_Comm* real) {
     MPI_Group group;
     int rc = range_group(c->range, &group, fallback_channel());
     if (rc != MPI_SUCCESS) return raise_on(fake, rc);
-    int tag = static_cast<int>(rangecomm::Comm_context(c->range));
+    void* ub = nullptr;
+    int flag = 0;
+    MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
+    long long tags = flag ? *static_cast<int*>(ub) + 1LL : 32768;
+    int tag = static_cast<int>(rangecomm::Comm_context(c->range) % tags);
     MPI_Comm made = MPI_COMM_NULL;
     {
       Unlocked unlocked;  // a collective: other threads may need the library meanwhile

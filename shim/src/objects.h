@@ -150,8 +150,8 @@ struct RangeParent {
   bool affine() const { return world == nullptr; }
 };
 int parent_of(MPI_Comm comm, const char* fn, RangeParent* out);
-// The range of ranks first..last (step stride) of the parent's communicator, `levels` nesting
-// levels below the parent's range. Errors are raised on comm (the parent's handle).
+// The range of ranks first..last (step stride) of the parent's communicator, made with
+// `levels` (its nesting below the parent's range, part of its identity). Errors are raised on comm (the parent's handle).
 int split_parent(MPI_Comm comm, const RangeParent& p, int first, int last, int stride, int levels,
                  rangecomm::Comm* out);
 // parent_of for a real intracommunicator, raising nothing: false for an intercommunicator (or
@@ -177,7 +177,7 @@ struct SplitPlan {
   std::vector<int> ranks;  // my group's parent ranks in new rank order (members only)
 };
 SplitPlan plan_split(const std::vector<int>& color_key, int me);
-// This process's group of plan `levels` below parent (null for a non-member; registers it).
+// This process's group of plan made `levels` below parent (null for a non-member).
 int make_members(const rangecomm::Comm& parent, const SplitPlan& plan, int levels,
                  rangecomm::Comm* out);
 
@@ -208,33 +208,23 @@ int copy_attributes(MPI_Comm oldcomm, FakeComm& from, FakeComm& to);
 // The same from a real communicator: every keyval the program made through the shim whose
 // attribute is set on `real` (MPI_Comm_dup of a real communicator made a range).
 int copy_real_attributes(MPI_Comm real, FakeComm& to);
-// Bit L (1..31) set when range first..last:stride of parent can be made L levels below it now.
-std::uint32_t free_levels(const rangecomm::Comm& parent, int first, int last, int stride);
-// Bit L (1..31) set when the group of the parent's ranks (any order) can be made L levels
-// below it now; every bit for a non-member.
-std::uint32_t free_levels(const rangecomm::Comm& parent, const std::vector<int>& ranks);
-// Bitwise AND of mine over the members of `over` (collective over it).
-int agree(const rangecomm::Comm& over, std::uint32_t mine, std::uint32_t* common);
 // All-reduces n 32-bit words with op over the parent of a creation (a range or a real
 // communicator), as a collective every process of the parent calls.
 using Reduce = std::function<int(const std::uint32_t* in, std::uint32_t* out, int n, MPI_Op op)>;
 Reduce reduce_over(const rangecomm::Comm& range);
-// Agrees on a nesting level for a creation collective over its parent (dup, split, create) and
-// makes this process's communicator there. mask() is this process's free levels (bit 0: a fact
-// that must hold everywhere; a non-member passes every level); make(level, out) makes and
-// registers this process's communicator (null for a non-member). *common is the agreed mask.
-// *level is 0, *out null, when no level is free everywhere or a bit of `required` is not.
-// One thread: one AND, and the lowest level is free everywhere, because the parent's
-// collectives order the creations. MPI_THREAD_MULTIPLE: another thread may register at that
-// level between the AND and make(), so a second all-reduce checks every registration and on a
-// clash all withdraw and retry at a level drawn by an agreed random number (docs/shim-design.md).
-int agree_and_make(const Reduce& reduce, const std::function<std::uint32_t()>& mask,
-                   std::uint32_t required,
-                   const std::function<int(int level, rangecomm::Comm* out)>& make,
-                   std::uint32_t* common, int* level, rangecomm::Comm* out);
-// The lowest level set in mask (bit 0 ignored), 0 for none.
-int lowest_level(std::uint32_t mask);
-int no_level(MPI_Comm comm, const char* fn);
+// The nesting level of the library's collective creations (dup, split, create): their
+// identities then differ from those of ranges made locally one level down (MPIX_Comm_create_range),
+// whose order relative to them the members do not share.
+constexpr int kCollectiveLevel = 2;
+// Makes this process's communicator of a creation collective over its parent (dup, split,
+// create): make(level, out), null for a non-member. The members derive its identity locally
+// (docs/tag-layout.md), so nothing needs agreeing, except the bits of `required` in `facts`,
+// which must hold at every process: they are agreed in one bitwise-AND all-reduction (none when
+// required is 0). *made is false, the same everywhere, when one fails somewhere: MPI must
+// create it.
+int make_collective(const Reduce& reduce, std::uint32_t facts, std::uint32_t required,
+                    const std::function<int(int level, rangecomm::Comm* out)>& make,
+                    bool* made, rangecomm::Comm* out);
 // Completes a nonblocking creation: start(out, request) starts the library's creation into
 // *out; *newcomm (a handle from new_pending_comm) gets it when *request completes. On an error
 // (raised on comm) *newcomm is released and set to MPI_COMM_NULL.

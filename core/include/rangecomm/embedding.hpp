@@ -26,40 +26,31 @@ void Set_threaded(void (*pause)());
 // Calls no error handler.
 int Make_error(int error_class, const char* format, ...) __attribute__((format(printf, 2, 3)));
 
-// The context of comm (docs/tag-layout.md): two live communicators of the same root that share
-// two or more members never have equal contexts. 0 for the null communicator.
+// A number in 0..2^31-1 derived from comm's identity (docs/tag-layout.md), for a layer that
+// needs a tag to tell concurrent operations of different communicators apart. 0 for the null
+// communicator.
 std::uint32_t Comm_context(const Comm& comm);
-
 // Split_Comm, with the new range `levels` (>= 1) nesting levels below the parent instead of
-// one. Its context then differs from that of a live range with the same members one level
-// down, so a second live copy of a range (MPI_Comm_dup) can be made without a clash. All
-// members must pass the same levels.
+// one. The levels are part of the creation's identity, so a layer whose members order some
+// creations alike (those collective over the parent) and others not (local ones) keeps their
+// repeat counts apart by giving them different levels. All members must pass the same levels.
 int Split_Comm_below(const Comm& parent, int first, int last, int stride, int levels, Comm* out);
-
 // The communicator of the parent's ranks ranks[0..n-1] (in that rank order, all distinct), made
-// locally `levels` (>= 1) nesting levels below the parent, as Split_Comm_below makes a range:
-// for callers that agreed on `levels` themselves in a collective over the parent (MPI_Comm_split
-// and MPI_Comm_create, where every process takes part). Non-members get the null communicator.
+// locally as Split_Comm_below makes a range: for creations collective over the parent
+// (MPI_Comm_split and MPI_Comm_create), which every member makes in the same order.
+// Non-members get the null communicator.
 int Group_Comm_below(const Comm& parent, const int* ranks, int n, int levels, Comm* out);
-// Bit L (1..31) set when Group_Comm_below(parent, ranks, n, L) would not clash at this process
-// now. A non-member gets every bit.
-std::uint32_t Free_levels(const Comm& parent, const int* ranks, int n);
-
-// Icomm_create_group for the library's own creations (MPI_Comm_idup, MPI_Comm_create_group
-// under RANGECOMM_MODE=accelerate): the members always agree on a context, strided ranges
-// included, so a second live copy of the same members is made without a clash; the traffic
-// runs on a creation context of its own, apart from Icomm_create_group's. `serial` plays the
-// tag's part: creations in flight at once on overlapping groups need serials that differ
-// modulo 2048 (callers count the creations of a parent, which all members make in one order).
+// Icomm_create_group for creations whose callers cannot order them per parent (the shim's
+// creations from real communicators, which all reach the library as groups of the world): the
+// members agree on a number drawn at random, in one all-reduction over the group, and the new
+// communicator's identity is derived from it. `serial` plays the tag's part: creations in
+// flight at once on the same group need different serials.
 int Icomm_create_agreed(const Comm& parent, const int* ranks, int n, int serial, Comm* out,
                         Request* request);
-
-// A copy of `of` with the same members, agreed nonblocking (MPI_Comm_idup of a library
-// communicator). Collective over `of`, called in the same order as its other collectives: the
-// agreement runs as one collective of `of` (its context and its next collective number), so
-// copies of different communicators in flight at once never meet, whatever their members.
+// A copy of `of` with the same members (MPI_Comm_idup of a library communicator), made without
+// a message and complete at once: a collective of `of`, called in the same order as its other
+// collectives, whose identity comes from of's next collective sequence number.
 int Icomm_dup(const Comm& of, Comm* out, Request* request);
-
 // MPI lets a program free a user-defined MPI_Op while a nonblocking collective still uses it.
 // Call this where the program frees one: if a pending collective of the library uses op, the
 // library takes over and calls MPI_Op_free when the last of them completes (returns true; the
