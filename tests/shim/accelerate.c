@@ -6,7 +6,10 @@
  * them can be alive at once than MPICH allows natively (about 2046 per process).
  *
  *   accelerate [N]   N duplicates of MPI_COMM_SELF alive at once (default: the environment's
- *                    SHIM_TEST_SELF_DUPS, else 100000; sanitized builds set 10000)
+ *                    SHIM_TEST_SELF_DUPS, else 100000; sanitized builds set 10000), then
+ *                    SHIM_TEST_WORLD_COMMS (default N) communicators of every process alive at
+ *                    once (dups, splits and create_groups of MPI_COMM_WORLD in turn), each used
+ *                    for a message round and an all-reduction
  *
  * Run by run_shim_test.py (linked and preloaded) with RANGECOMM_MODE=accelerate, and with
  * RANGECOMM_MODE=shadow, where MPI's other intracommunicators (here a merge) are replaced too. */
@@ -263,6 +266,40 @@ static void test_many(int n) {
   free(comms);
 }
 
+/* n communicators of all processes alive at once, a third each made by MPI_Comm_dup,
+ * MPI_Comm_split (one colour, keys reversing the order) and MPI_Comm_create_group (the world's
+ * group); each carries one message around a ring and one all-reduction, then all are freed. */
+static void test_many_world(int n, int r, int p) {
+  MPI_Comm *comms = malloc(sizeof(MPI_Comm) * (size_t)n);
+  CHECK(comms != NULL, "out of memory");
+  MPI_Group world_group;
+  CHECK_MPI(MPI_Comm_group(MPI_COMM_WORLD, &world_group));
+  for (int i = 0; i < n; ++i) {
+    if (i % 3 == 0)
+      CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &comms[i]));
+    else if (i % 3 == 1)
+      CHECK_MPI(MPI_Comm_split(MPI_COMM_WORLD, 0, p - r, &comms[i]));
+    else
+      CHECK_MPI(MPI_Comm_create_group(MPI_COMM_WORLD, world_group, i % 1000, &comms[i]));
+    CHECK(is_range(comms[i]) == 1, "world communicator %d is not the library's", i);
+  }
+  CHECK_MPI(MPI_Group_free(&world_group));
+  for (int i = 0; i < n; ++i) {
+    int me, size, token = i, got = -1;
+    CHECK_MPI(MPI_Comm_rank(comms[i], &me));
+    CHECK_MPI(MPI_Comm_size(comms[i], &size));
+    CHECK(size == p, "communicator %d has %d processes", i, size);
+    CHECK_MPI(MPI_Sendrecv(&token, 1, MPI_INT, (me + 1) % p, 3, &got, 1, MPI_INT,
+                           MPI_ANY_SOURCE, MPI_ANY_TAG, comms[i], MPI_STATUS_IGNORE));
+    CHECK(got == i, "communicator %d received %d", i, got);
+    int sum = 0;
+    CHECK_MPI(MPI_Allreduce(&i, &sum, 1, MPI_INT, MPI_SUM, comms[i]));
+    CHECK(sum == i * p, "communicator %d: allreduce gave %d", i, sum);
+  }
+  for (int i = 0; i < n; ++i) CHECK_MPI(MPI_Comm_free(&comms[i]));
+  free(comms);
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   shim_test_begin();
@@ -283,6 +320,10 @@ int main(int argc, char **argv) {
   test_groups(r, p);
   test_irregular_parent(r, p);
   test_many(n);
+  const char *world = getenv("SHIM_TEST_WORLD_COMMS");
+  int n_world = world != NULL ? atoi(world) : n;
+  CHECK(n_world > 0, "SHIM_TEST_WORLD_COMMS must be positive");
+  test_many_world(n_world, r, p);
   MPI_Barrier(MPI_COMM_WORLD);
   shim_test_end();
   MPI_Finalize();
