@@ -130,17 +130,25 @@ void Channel::close() {
   all.erase(std::remove(all.begin(), all.end(), this), all.end());
 }
 
-int Channel::acquire_slot() {
-  if (!free_slots_.empty()) {
-    int slot = free_slots_.back();
-    free_slots_.pop_back();
+int Channel::acquire_slot(int lane) {
+  if (next_high_.empty()) {
+    next_high_.assign(static_cast<size_t>(layout_.lanes()), 0);
+    free_slots_.resize(static_cast<size_t>(layout_.lanes()));
+  }
+  auto& released = free_slots_[static_cast<size_t>(lane)];
+  if (!released.empty()) {
+    int slot = released.back();
+    released.pop_back();
     return slot;
   }
-  while (next_slot_ < layout_.slot_count() && layout_.reserved(next_slot_)) ++next_slot_;
-  return next_slot_ < layout_.slot_count() ? next_slot_++ : -1;
+  int& high = next_high_[static_cast<size_t>(lane)];
+  if (high >= layout_.control_high()) return -1;
+  return (high++ << layout_.lane_bits) | lane;
 }
 
-void Channel::release_slot(int slot) { free_slots_.push_back(slot); }
+void Channel::release_slot(int slot) {
+  free_slots_[static_cast<size_t>(layout_.lane_of(slot))].push_back(slot);
+}
 
 namespace {
 std::uint64_t slot_key(int source, int slot) {

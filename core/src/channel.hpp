@@ -33,6 +33,7 @@ struct Parked {
 
 struct Lane {
   MPI_Comm comm = MPI_COMM_NULL;
+  int engine_waits = 0;  // receives waiting for the engine to take messages off this lane
 };
 
 // What a control message carries: a binding (a = slot) or a message header (a = kind,
@@ -65,16 +66,19 @@ class Channel {
   Lane& lane(int i) { return lanes_[i]; }
   int lane_count() const { return static_cast<int>(lanes_.size()); }
 
-  // Slots this process sends under: -1 when every one is taken.
-  int acquire_slot();
+  // Slots this process sends under, on `lane` (their low bits): -1 when every one is taken.
+  int acquire_slot(int lane);
   void release_slot(int slot);
 
   // Bindings peers sent: root rank `source` sends communicator `id` under `slot`.
   void bind(int source, int slot, const CommId& id);
   const CommId* bound_comm(int source, int slot) const;
   int bound_slot(int source, const CommId& id) const;  // -1 when unknown
-  // Headers of messages `source` sent without a slot, whose data has not been taken yet.
-  std::deque<ControlMessage>& wide_headers(int source) { return wide_headers_[source]; }
+  // Headers of messages `source` sent on `lane` without a slot, whose data has not been taken
+  // yet.
+  std::deque<ControlMessage>& wide_headers(int source, int lane) {
+    return wide_headers_[static_cast<std::int64_t>(source) * 16 + lane];
+  }
 
   // Communicators of this process by identity (those that have had traffic).
   void enroll(RangeState* range);
@@ -83,8 +87,6 @@ class Channel {
 
   // Messages taken out of MPI that no receive wanted yet, in arrival order.
   std::list<Parked>& parked() { return parked_; }
-  // Receives that wait for the engine to take messages out of MPI on this channel's lanes.
-  int engine_waits = 0;
   // Creation counts of the root's children (see RangeState::child_counts).
   ChildCounts& root_children();
 
@@ -95,8 +97,10 @@ class Channel {
   bool one_node_ = false;
   TagLayout layout_;
   std::vector<Lane> lanes_;
-  int next_slot_ = 0;              // slots below it were handed out at least once
-  std::vector<int> free_slots_;    // released slots, reused first
+  // Per lane: the tag bits below next_high_ were handed out at least once; released slots are
+  // reused first.
+  std::vector<int> next_high_;
+  std::vector<std::vector<int>> free_slots_;
   std::unordered_map<std::uint64_t, CommId> by_slot_;  // (source, slot) -> communicator
   struct SourceComm {
     int source;
@@ -109,7 +113,7 @@ class Channel {
     }
   };
   std::unordered_map<SourceComm, int, SourceCommHash> by_comm_;  // (source, comm) -> slot
-  std::unordered_map<int, std::deque<ControlMessage>> wide_headers_;
+  std::unordered_map<std::int64_t, std::deque<ControlMessage>> wide_headers_;
   std::unordered_map<CommId, RangeState*, CommIdHash> enrolled_;
   std::list<Parked> parked_;
   std::unique_ptr<ChildCounts> root_children_;

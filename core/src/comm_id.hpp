@@ -25,6 +25,8 @@ struct CommIdHash {
 CommId derive_id(const CommId& parent, std::uint64_t digest, std::uint64_t k);
 // A digest of words (a creation's kind and arguments).
 std::uint64_t digest_words(std::initializer_list<std::uint64_t> words);
+// The digest of a range first..last:stride of a parent's ranks made `levels` below it.
+std::uint64_t digest_range(int first, int last, int stride, int levels);
 // A digest of a creation's kind, its members' root ranks in rank order, and one more word.
 std::uint64_t digest_members(std::uint64_t kind, const std::vector<int>& roots,
                              std::uint64_t extra);

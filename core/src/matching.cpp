@@ -35,7 +35,7 @@ std::list<Parked>::iterator find_parked(RangeState& range, TagLayout::Kind kind,
 }
 
 void leave_engine(RangeState& range) {
-  --range.channel->engine_waits;
+  --range.channel->lane(comm_lane(range)).engine_waits;
   --g_engine_recvs;
   --g_progress_needed;
 }
@@ -69,11 +69,11 @@ void dispatch(Channel& ch, int lane, MPI_Message message, const MPI_Status& st) 
     if (env.payload == TagLayout::bind)
       ch.bind(source, m.a, {m.hi, m.lo});
     else
-      ch.wide_headers(source).push_back(m);
+      ch.wide_headers(source, lane).push_back(m);
     return;
   }
   if (env.control) {  // the data of a message without a slot: its header came just before
-    auto& headers = ch.wide_headers(source);
+    auto& headers = ch.wide_headers(source, lane);
     ControlMessage m = headers.front();
     headers.pop_front();
     comm = {m.hi, m.lo};
@@ -230,19 +230,27 @@ std::list<SelfMessage>::iterator find_self(MatchState& m, int tag) {
 void enqueue_recv(RangeState& range, RecvOp* op) {
   op->ref();
   range.matching().waiting.push_back(op);
-  ++range.channel->engine_waits;
+  ++range.channel->lane(comm_lane(range)).engine_waits;
   ++g_engine_recvs;
   ++g_progress_needed;
-  poll_channel(*range.channel);
+  poll_range_lane(range);
 }
 
-void await_engine(Channel& channel) {
-  ++channel.engine_waits;
+int take_next_from(Channel& channel, int lane, int source) {
+  MPI_Message message;
+  MPI_Status st;
+  int rc = MPI_Mprobe(source, MPI_ANY_TAG, channel.lane(lane).comm, &message, &st);
+  if (rc == MPI_SUCCESS) dispatch(channel, lane, message, st);
+  return rc;
+}
+
+void await_engine(RangeState& range) {
+  ++range.channel->lane(comm_lane(range)).engine_waits;
   ++g_engine_recvs;
 }
 
-void stop_awaiting_engine(Channel& channel) {
-  --channel.engine_waits;
+void stop_awaiting_engine(RangeState& range) {
+  --range.channel->lane(comm_lane(range)).engine_waits;
   --g_engine_recvs;
 }
 
@@ -317,15 +325,15 @@ void poll_lane(Channel& ch, int lane) {
 }
 }  // namespace
 
-void poll_channel(Channel& ch) {
-  // A peer's messages arrive on the lane of its slot, its headers and wide data on lane 0.
-  for (int i = 0; i < ch.lane_count(); ++i) poll_lane(ch, i);
+void poll_range_lane(RangeState& range) {
+  if (!range.channel->closed()) poll_lane(*range.channel, comm_lane(range));
 }
 
 void poll_lanes() {
   if (g_engine_recvs == 0) return;
   for (Channel* ch : open_channels())
-    if (ch->engine_waits > 0) poll_channel(*ch);
+    for (int i = 0; i < ch->lane_count(); ++i)
+      if (ch->lane(i).engine_waits > 0) poll_lane(*ch, i);
 }
 
 bool engine_busy() { return g_progress_needed.any() || g_pause_hook != nullptr; }

@@ -104,15 +104,20 @@ void enqueue_recv(RangeState& range, RecvOp* op);
 int send_self(const std::shared_ptr<RangeState>& range, const void* buf, int count,
               MPI_Datatype type, int tag, bool synchronous, Operation** sync_op);
 
-// Takes every message MPI has on the lanes of the channels that have receives waiting for the
-// engine, matching or parking it (and taking in bindings and headers).
+// Takes every message MPI has on the lanes that have receives waiting for the engine, matching
+// or parking it (and taking in bindings and headers).
 void poll_lanes();
-// Takes every message MPI has on one channel's lanes (for probes the engine must answer).
-void poll_channel(Channel& channel);
+// Takes every message MPI has on range's lane (where all its messages travel: for probes the
+// engine must answer).
+void poll_range_lane(RangeState& range);
 // A receive outside the engine's queues (a collective's, waiting for its sender's binding)
-// starts or stops needing the engine to take messages out of MPI on channel.
-void await_engine(Channel& channel);
-void stop_awaiting_engine(Channel& channel);
+// starts or stops needing the engine to take messages off range's lane.
+void await_engine(RangeState& range);
+void stop_awaiting_engine(RangeState& range);
+// Waits inside MPI for the next message root rank `source` sent on `lane` and takes it as the
+// engine takes messages (in the sender's order). For a blocking caller that needs that sender's
+// binding and has nothing else to advance.
+int take_next_from(Channel& channel, int lane, int source);
 // Sends a control message (a binding or a header) to root rank dest on lane.
 int send_control(Channel& channel, int lane, int dest, TagLayout::Control kind,
                  const ControlMessage& m);

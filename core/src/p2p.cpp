@@ -144,6 +144,15 @@ int irecv(void* buf, int count, MPI_Datatype type, int source, int tag, const Co
   bool engine = source == MPI_ANY_SOURCE || tag == MPI_ANY_TAG || source == s->rank ||
                 (s->match && !s->match->waiting.empty());
   int slot = engine ? -1 : detail::peer_slot(*s, source);
+  // A blocking receive from a sender whose binding has not arrived, with nothing else to
+  // advance: wait inside MPI for that sender's next message on the communicator's lane and take
+  // it in, until the message is parked or the binding known.
+  while (!engine && slot < 0 && blocking && !detail::engine_busy()) {
+    rc = detail::take_next_from(*s->channel, detail::comm_lane(*s), s->to_root(source));
+    if (rc != MPI_SUCCESS) return detail::raise_mpi(s->errcomm(), rc, fn);
+    if (receive_taken(sp, buf, count, type, source, tag, request, &rc)) return rc;
+    slot = detail::peer_slot(*s, source);
+  }
   if (engine || slot < 0) {
     auto* op = new detail::RecvOp(sp, buf, count, type, source, tag);
     detail::enqueue_recv(*s, op);
@@ -207,7 +216,7 @@ int iprobe(int source, int tag, const Comm& comm, int* flag, Message* message,
   bool direct = source != MPI_ANY_SOURCE && tag != MPI_ANY_TAG && !engine_owns;
   int slot = direct ? detail::peer_slot(*s, source) : -1;
   direct = slot >= 0;
-  if (!direct) detail::poll_channel(*s->channel);
+  if (!direct) detail::poll_range_lane(*s);
   detail::Parked p;
   const detail::Parked* seen = detail::peek_parked(*s, TagLayout::p2p, root_source, tag);
   if (seen) {

@@ -51,15 +51,11 @@ std::uint64_t mix(std::uint64_t x) {
 }  // namespace
 
 CommId derive_id(const CommId& parent, std::uint64_t digest, std::uint64_t k) {
-  // Two chains with different constants give the two halves.
-  std::uint64_t a = mix(parent.hi ^ 0x9e3779b97f4a7c15ULL);
-  a = mix(a ^ parent.lo);
-  a = mix(a ^ digest);
-  a = mix(a ^ k);
-  std::uint64_t b = mix(parent.lo ^ 0xc2b2ae3d27d4eb4fULL);
-  b = mix(b ^ parent.hi);
-  b = mix(b ^ (digest + 0x165667b19e3779f9ULL));
-  b = mix(b ^ (k + 0x27d4eb2f165667c5ULL));
+  // The creation (digest, k) is mixed once; each half of the result mixes it with both halves
+  // of the parent's identity (different rotations and constants, so the halves differ).
+  std::uint64_t c = mix(digest ^ (k * 0x9e3779b97f4a7c15ULL + 0x632be59bd9b4e019ULL));
+  std::uint64_t a = mix(parent.hi ^ c ^ ((parent.lo << 23) | (parent.lo >> 41)));
+  std::uint64_t b = mix(parent.lo ^ ((c << 29) | (c >> 35)) ^ (parent.hi + 0xc2b2ae3d27d4eb4fULL));
   return {a, b};
 }
 
@@ -67,6 +63,15 @@ std::uint64_t digest_words(std::initializer_list<std::uint64_t> words) {
   std::uint64_t h = 0x8ebc6af09c88c6e3ULL;
   for (std::uint64_t w : words) h = mix(h ^ w) + 0x9e3779b97f4a7c15ULL;
   return h;
+}
+
+std::uint64_t digest_range(int first, int last, int stride, int levels) {
+  // The four numbers packed exactly into two words, then mixed.
+  std::uint64_t coords = (static_cast<std::uint64_t>(static_cast<std::uint32_t>(first)) << 32) |
+                         static_cast<std::uint32_t>(last);
+  std::uint64_t shape = (static_cast<std::uint64_t>(static_cast<std::uint32_t>(stride)) << 32) |
+                        (static_cast<std::uint32_t>(levels) << 8) | kRangeCreation;
+  return mix(coords ^ mix(shape));
 }
 
 std::uint64_t digest_members(std::uint64_t kind, const std::vector<int>& roots,
@@ -98,8 +103,11 @@ int prepare_send(RangeState& s, int dest, TagLayout::Kind kind, int payload, MPI
                  int* tag) {
   Channel& ch = *s.channel;
   const TagLayout& layout = ch.layout();
+  // Every message of the communicator, from every member, travels on one lane chosen by its
+  // identity: a receiver knows where to wait for a sender's binding.
+  int lane = comm_lane(s);
   if (s.slot == RangeState::kNoSlot) {
-    int slot = ch.acquire_slot();
+    int slot = ch.acquire_slot(lane);
     if (slot >= 0) {
       s.slot = slot;
       s.send_lane = ch.lane(layout.lane_of(slot)).comm;
@@ -112,11 +120,11 @@ int prepare_send(RangeState& s, int dest, TagLayout::Kind kind, int payload, MPI
   int root_dest = s.to_root(dest);
   ControlMessage m{s.id.hi, s.id.lo, 0, 0};
   if (s.slot == RangeState::kWide) {
-    // No slot: a header names the communicator of each message, which follows it on lane 0.
+    // No slot: a header names the communicator of each message, which follows it on the lane.
     m.a = kind;
     m.b = payload;
-    if (int rc = send_control(ch, 0, root_dest, TagLayout::wide_header, m)) return rc;
-    *comm = ch.lane(0).comm;
+    if (int rc = send_control(ch, lane, root_dest, TagLayout::wide_header, m)) return rc;
+    *comm = ch.lane(lane).comm;
     *tag = layout.wide_data_tag();
     return MPI_SUCCESS;
   }
@@ -124,8 +132,7 @@ int prepare_send(RangeState& s, int dest, TagLayout::Kind kind, int payload, MPI
     // The binding goes first, on the lane of the slot: MPI keeps one sender's messages to one
     // receiver in order on one communicator, so it arrives before anything sent under it.
     m.a = s.slot;
-    if (int rc = send_control(ch, layout.lane_of(s.slot), root_dest, TagLayout::bind, m))
-      return rc;
+    if (int rc = send_control(ch, lane, root_dest, TagLayout::bind, m)) return rc;
     link.bound = true;
   }
   *comm = s.send_lane;
@@ -337,12 +344,7 @@ int make_range(RangeState& parent, int first, int last, int stride, int levels, 
     s->stride = s->size > 1 ? parent.stride * stride : 1;
   }
   s->depth = parent.depth + levels;
-  detail::set_identity(*s, parent,
-                       detail::digest_words({detail::kRangeCreation,
-                                             static_cast<std::uint64_t>(first),
-                                             static_cast<std::uint64_t>(last),
-                                             static_cast<std::uint64_t>(stride),
-                                             static_cast<std::uint64_t>(levels)}));
+  detail::set_identity(*s, parent, detail::digest_range(first, last, stride, levels));
   *out = CommAccess::make(std::move(s));
   return MPI_SUCCESS;
 }

@@ -99,6 +99,10 @@ struct RangeState {
   void make_peers();
 };
 
+// The lane every message of s travels on (from every member): chosen by its identity.
+inline int comm_lane(const RangeState& s) {
+  return static_cast<int>(s.id.lo & static_cast<std::uint64_t>(s.channel->layout().lanes() - 1));
+}
 // The MPI communicator and tag of a message of `kind` with `payload` from s to its rank `dest`
 // (not this process), after sending whatever must precede it: this process's binding when
 // it is the first message to dest, or the message's header when s has no slot.

@@ -1,7 +1,5 @@
 #include "schedule.hpp"
 
-#include <sched.h>
-
 #include <algorithm>
 #include <cstring>
 
@@ -274,7 +272,7 @@ int post_transfers(const Step* begin, const Step* end, RangeState& range, int se
     if (rc == kDeferred) {
       requests->pop_back();
       deferred->push_back(s);
-      await_engine(*range.channel);
+      await_engine(range);
     } else if (rc != MPI_SUCCESS) {
       return rc;
     }
@@ -307,7 +305,7 @@ int post_deferred(RangeState& range, int seq, std::vector<MPI_Request>* requests
       (*deferred)[kept++] = (*deferred)[i];
       continue;
     }
-    stop_awaiting_engine(*range.channel);
+    stop_awaiting_engine(range);
     if (posted == MPI_SUCCESS)
       requests->push_back(req);
     else
@@ -319,7 +317,7 @@ int post_deferred(RangeState& range, int seq, std::vector<MPI_Request>* requests
 
 // Forgets deferred receives (a failed collective).
 void drop_deferred(RangeState& range, std::vector<const Step*>* deferred) {
-  for (size_t i = 0; i < deferred->size(); ++i) stop_awaiting_engine(*range.channel);
+  for (size_t i = 0; i < deferred->size(); ++i) stop_awaiting_engine(range);
   deferred->clear();
 }
 
@@ -445,7 +443,7 @@ std::vector<CollectiveOp*>& g_running = *new std::vector<CollectiveOp*>;
 bool CollectiveOp::advance() {
   while (!done_) {
     if (!deferred_.empty()) {
-      poll_channel(*range_->channel);
+      poll_range_lane(*range_);
       if (int rc = post_deferred(*range_, seq_, &requests_, &deferred_)) {
         fail(rc);
         break;
@@ -521,12 +519,12 @@ int run_transfers_blocking(const Step* begin, const Step* end, RangeState& range
   static std::vector<MPI_Request>& requests = *new std::vector<MPI_Request>;
   static std::vector<const Step*>& deferred = *new std::vector<const Step*>;
   rc = post_transfers(begin, end, range, seq, &requests, &deferred);
-  // Receives from senders whose binding has not arrived: the engine takes messages out of MPI
-  // (this round's own sends are posted and move meanwhile) until each can be posted.
-  for (int polls = 0; rc == MPI_SUCCESS && !deferred.empty(); ++polls) {
-    if (polls > 64) sched_yield();
-    progress();
-    rc = post_deferred(range, seq, &requests, &deferred);
+  // Receives from senders whose binding has not arrived: wait inside MPI for the first such
+  // sender's next message on the communicator's lane and take it in (this round's own sends are
+  // posted and move meanwhile), until each receive can be posted.
+  while (rc == MPI_SUCCESS && !deferred.empty()) {
+    rc = take_next_from(*range.channel, comm_lane(range), range.to_root(deferred.front()->peer));
+    if (rc == MPI_SUCCESS) rc = post_deferred(range, seq, &requests, &deferred);
   }
   drop_deferred(range, &deferred);
   if (rc == MPI_SUCCESS && !requests.empty())
