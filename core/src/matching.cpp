@@ -6,6 +6,7 @@
 #include "errors.hpp"
 #include "rangecomm/embedding.hpp"
 #include "status.hpp"
+#include "type_facts.hpp"
 
 namespace rangecomm::detail {
 
@@ -124,8 +125,8 @@ int unpack_self(const SelfMessage& m, int source, void* buf, int count, MPI_Data
   int elements = type_size > 0 ? static_cast<int>(bytes / type_size) : 0;
   int position = 0;
   if (elements > 0)
-    MPI_Unpack(m.packed.data(), static_cast<int>(m.packed.size()), &position, buf, elements, type,
-               MPI_COMM_SELF);
+    unpack_typed(m.packed.data(), static_cast<int>(m.packed.size()), &position, buf, elements,
+                 type);
   set_status(status, source, m.tag, bytes, rc);
   return rc;
 }
@@ -286,7 +287,7 @@ int send_self(const std::shared_ptr<RangeState>& range, const void* buf, int cou
   m.packed.resize(static_cast<size_t>(packed_size));
   int position = 0;
   if (count > 0) {
-    rc = MPI_Pack(buf, count, type, m.packed.data(), packed_size, &position, MPI_COMM_SELF);
+    rc = pack_typed(buf, count, type, m.packed.data(), packed_size, &position);
     if (rc != MPI_SUCCESS) return raise_mpi(range->errcomm(), rc, "packing a message to self");
   }
   m.packed.resize(static_cast<size_t>(position));

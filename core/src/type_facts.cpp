@@ -16,4 +16,30 @@ TypeFacts type_facts_miss(MPI_Datatype type) {
   return f;
 }
 
+int pack_typed(const void* in, int count, MPI_Datatype type, void* packed, int packed_size,
+               int* position) {
+  if (in != MPI_BOTTOM || count == 0)
+    return MPI_Pack(in, count, type, packed, packed_size, position, MPI_COMM_SELF);
+  MPI_Status st;
+  int rc = MPI_Sendrecv(in, count, type, 0, 0, static_cast<char*>(packed) + *position,
+                        packed_size - *position, MPI_PACKED, 0, 0, MPI_COMM_SELF, &st);
+  int bytes = 0;
+  if (rc == MPI_SUCCESS) rc = MPI_Get_count(&st, MPI_PACKED, &bytes);
+  if (rc == MPI_SUCCESS) *position += bytes;
+  return rc;
+}
+
+int unpack_typed(const void* packed, int packed_size, int* position, void* out, int count,
+                 MPI_Datatype type) {
+  if (out != MPI_BOTTOM || count == 0)
+    return MPI_Unpack(packed, packed_size, position, out, count, type, MPI_COMM_SELF);
+  MPI_Count size = 0;
+  MPI_Type_size_x(type, &size);
+  int bytes = static_cast<int>(size * count);
+  int rc = MPI_Sendrecv(static_cast<const char*>(packed) + *position, bytes, MPI_PACKED, 0, 0,
+                        out, count, type, 0, 0, MPI_COMM_SELF, MPI_STATUS_IGNORE);
+  if (rc == MPI_SUCCESS) *position += bytes;
+  return rc;
+}
+
 }  // namespace rangecomm::detail

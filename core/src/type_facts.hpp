@@ -38,6 +38,14 @@ inline unsigned type_facts_slot(MPI_Datatype type) {
 // Asks MPI, and keeps the answer when the type is predefined.
 TypeFacts type_facts_miss(MPI_Datatype type);
 
+// MPI_Pack and MPI_Unpack that also take MPI_BOTTOM as the typed buffer (absolute-address
+// types): MPICH refuses a null buffer there, so such data goes through MPI's self-communication
+// into or out of MPI_PACKED, which gives the same packed bytes.
+int pack_typed(const void* in, int count, MPI_Datatype type, void* packed, int packed_size,
+               int* position);
+int unpack_typed(const void* packed, int packed_size, int* position, void* out, int count,
+                 MPI_Datatype type);
+
 // The facts of `type`. A predefined type's are kept in the cache after the first call (its
 // handle is a constant, never reused); a derived type is asked of MPI every time, as its handle
 // can be freed and reused for another type between two calls. Core is entered by one thread at

@@ -98,20 +98,28 @@ TEST_CASE("identities: children of one parent, repeats and different parents all
   // Every range of 12 processes, three repeats each, then one level further down from two
   // different parents with the same members.
   int made = 1;
-  for (std::uint64_t first = 0; first < 12; ++first)
-    for (std::uint64_t last = first; last < 12; ++last)
-      for (std::uint64_t stride = 1; stride < 4; ++stride)
+  for (int first = 0; first < 12; ++first)
+    for (int last = first; last < 12; ++last)
+      for (int stride = 1; stride < 4; ++stride)
         for (std::uint64_t k = 0; k < 3; ++k) {
-          CommId child =
-              derive_id(root, digest_words({kRangeCreation, first, last, stride, 1}), k);
+          CommId child = derive_id(root, digest_range(first, last, stride, 1), k);
           CHECK(fresh(child));
-          CHECK(fresh(derive_id(child, digest_words({kRangeCreation, 0, 0, 1, 1}), 0)));
+          CHECK(fresh(derive_id(child, digest_range(0, 0, 1, 1), 0)));
           made += 2;
         }
   CHECK(seen.size() == static_cast<size_t>(made));
   // The same creation from the same parent with the same count is the same communicator.
   CHECK(derive_id(root, digest_words({kDupCreation, 7}), 2) ==
         derive_id(root, digest_words({kDupCreation, 7}), 2));
+  // Range digests of every small shape at two levels differ.
+  std::set<std::uint64_t> digests;
+  int shapes = 0;
+  for (int first = 0; first < 40; ++first)
+    for (int last = first; last < 40; ++last)
+      for (int stride = 1; stride < 6; ++stride)
+        for (int levels = 1; levels < 3; ++levels, ++shapes)
+          digests.insert(digest_range(first, last, stride, levels));
+  CHECK(digests.size() == static_cast<size_t>(shapes));
   // Member lists differ by order and by one member.
   std::vector<int> a{0, 1, 2, 3}, b{1, 0, 2, 3}, c{0, 1, 2, 4};
   CHECK(digest_members(kGroupCreation, a, 0) != digest_members(kGroupCreation, b, 0));

@@ -73,7 +73,7 @@ void add_tree_member(Plan& s, const void* sendbuf, int sendcount, MPI_Datatype s
     blocks = static_cast<char*>(s.scratch(span * bound, MPI_PACKED));
     int block = 0;  // exact packed size of one block; the same for every block of this signature
     // The send buffer holds its data from the call on, so the own block is packed right away.
-    MPI_Pack(sendbuf, sendcount, sendtype, blocks, span * bound, &block, pack_comm);
+    detail::pack_typed(sendbuf, sendcount, sendtype, blocks, span * bound, &block);
     count = block;
     type = MPI_PACKED;
     stride = block;
