@@ -97,6 +97,49 @@ class AgreedCreation final : public Operation {
   int rc_ = MPI_SUCCESS;
 };
 
+// Icomm_create_numbered: waits for the caller's agreement on a number, then makes the
+// communicator whose identity that number gives.
+class NumberedCreation final : public Operation {
+ public:
+  NumberedCreation(const std::shared_ptr<RangeState>& parent, std::vector<int> roots, int me,
+                   Comm* out)
+      : parent_(parent), roots_(std::move(roots)), me_(me), out_(out) {
+    for (auto& w : mine_) w = draw();
+  }
+  const std::uint32_t* mine() const { return mine_; }
+  std::uint32_t* agreed() { return agreed_; }
+  MPI_Request* agreement() { return &agreement_; }
+
+  bool test(MPI_Status* status, int* rc) override {
+    if (!finished_) {
+      int flag = 0;
+      rc_ = MPI_Test(&agreement_, &flag, MPI_STATUS_IGNORE);
+      if (!flag && rc_ == MPI_SUCCESS) return false;
+      finished_ = true;
+      if (rc_ == MPI_SUCCESS) {
+        std::uint64_t digest = digest_words({kAgreedCreation, agreed_[0], agreed_[1], agreed_[2],
+                                             agreed_[3]});
+        *out_ = CommAccess::make(group_member(*parent_, std::move(roots_), me_, digest, 1));
+      }
+      parent_.reset();
+    }
+    set_empty_status(status);
+    *rc = rc_;
+    return true;
+  }
+  void cancel() override {}  // like a collective: cannot be cancelled
+
+ private:
+  std::shared_ptr<RangeState> parent_;
+  std::vector<int> roots_;
+  int me_;
+  Comm* out_;
+  std::uint32_t mine_[4] = {0, 0, 0, 0}, agreed_[4] = {0, 0, 0, 0};
+  MPI_Request agreement_ = MPI_REQUEST_NULL;
+  bool finished_ = false;
+  int rc_ = MPI_SUCCESS;
+};
+
 // Checks the ranks and returns the members' root ranks in *roots and this process's rank among
 // them in *me (MPI_UNDEFINED if it is not one).
 int members(const RangeState& parent, const int* ranks, int n, std::vector<int>* roots, int* me) {
@@ -204,6 +247,37 @@ int Icomm_create_agreed(const Comm& parent_comm, const int* ranks, int n, int se
     return MPI_SUCCESS;
   } catch (const std::bad_alloc&) {
     return detail::raise(parent->errcomm(), MPI_ERR_NO_MEM, "Icomm_create_agreed: out of memory");
+  }
+}
+
+int Icomm_create_numbered(
+    const Comm& parent_comm, const int* ranks, int n,
+    const std::function<int(const std::uint32_t*, std::uint32_t*, MPI_Request*)>& start,
+    Comm* out, Request* request) {
+  std::shared_ptr<RangeState> parent;
+  std::vector<int> roots;
+  int me = MPI_UNDEFINED;
+  if (int rc = check_creation(parent_comm, ranks, n, out, request, "Icomm_create_numbered",
+                              &parent, &roots, &me))
+    return rc;
+  *request = Request();
+  *out = Comm();
+  if (me == MPI_UNDEFINED || n == 0) {
+    RequestAccess::set_done(request, MPI_ANY_SOURCE, MPI_ANY_TAG);
+    return MPI_SUCCESS;
+  }
+  try {
+    auto* op = new detail::NumberedCreation(parent, std::move(roots), me, out);
+    if (int rc = start(op->mine(), op->agreed(), op->agreement())) {
+      op->unref();
+      return rc;
+    }
+    op->ref();
+    detail::adopt_orphan(op);
+    RequestAccess::set_op(request, op, parent->errcomm());
+    return MPI_SUCCESS;
+  } catch (const std::bad_alloc&) {
+    return detail::raise(parent->errcomm(), MPI_ERR_NO_MEM, "Icomm_create_numbered: out of memory");
   }
 }
 

@@ -16,7 +16,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <numeric>
-#include <unordered_map>
 
 #include "objects.h"
 #include "rangecomm/embedding.hpp"
@@ -244,14 +243,11 @@ int shadow_replace(MPI_Comm* newcomm) {
 }
 
 // MPI_Comm_idup of a real communicator: the handle at once, the copy when the request
-// completes. Every member idups a parent in the same order, so a count per parent tells
-// concurrent idups of one parent apart.
+// completes, named by a number agreed in one MPI_Iallreduce on the parent.
 int accelerated_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request, bool* made) {
   *made = false;
   RangeParent p;
   if (!mapped_parent(comm, &p)) return MPI_SUCCESS;
-  static auto* serials = new std::unordered_map<MPI_Comm, int>;
-  int serial = (*serials)[comm]++;
   std::vector<int> all(static_cast<size_t>(p.size));
   for (int i = 0; i < p.size; ++i) all[i] = i;
   std::vector<int> members = world_ranks(p, all);
@@ -267,9 +263,17 @@ int accelerated_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request, boo
   }
   return start_creation(comm, "MPI_Comm_idup", newcomm, request,
                         [&](rangecomm::Comm* out, rangecomm::Request* r) {
-                          return rangecomm::Icomm_create_agreed(
+                          // The number that names the copy is agreed on comm itself, where MPI
+                          // orders it among comm's collectives: idups of different parents with
+                          // the same members, started in different orders, stay apart.
+                          return rangecomm::Icomm_create_numbered(
                               world_range(), members.data(), static_cast<int>(members.size()),
-                              1024 + serial % 1024, out, r);
+                              [comm](const std::uint32_t* mine, std::uint32_t* agreed,
+                                     MPI_Request* req) {
+                                return MPI_Iallreduce(mine, agreed, 4, MPI_UINT32_T, MPI_MAX,
+                                                       comm, req);
+                              },
+                              out, r);
                         });
 }
 

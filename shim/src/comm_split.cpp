@@ -10,15 +10,6 @@
 #include "rangecomm/embedding.hpp"
 
 namespace rcshim {
-namespace {
-
-// A real communicator made for a range takes the range's error handler, as MPI's new
-// communicators take their parent's.
-void adopt_handler(MPI_Comm made, MPI_Errhandler eh) {
-  if (made != MPI_COMM_NULL) MPI_Comm_set_errhandler(made, eh);
-}
-
-}  // namespace
 
 int make_members(const rangecomm::Comm& parent, const SplitPlan& plan, int level,
                  rangecomm::Comm* out) {

@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <functional>
 
 #include "rangecomm/comm.hpp"
 #include "rangecomm/request.hpp"
@@ -47,6 +48,17 @@ int Group_Comm_below(const Comm& parent, const int* ranks, int n, int levels, Co
 // flight at once on the same group need different serials.
 int Icomm_create_agreed(const Comm& parent, const int* ranks, int n, int serial, Comm* out,
                         Request* request);
+// The communicator of the parent's ranks ranks[0..n-1] whose identity comes from a 128-bit
+// number the members agree on in an operation the caller starts: start(mine, agreed, &req)
+// begins a reduction with MPI_MAX of four MPI_UINT32_T from mine into agreed (MPI_Iallreduce)
+// over a communicator on which every member starts it at the same place in its order of
+// collectives (the real parent of MPI_Comm_idup, whose idups may be started in different orders
+// on different processes for different parents). Complete when req completes.
+int Icomm_create_numbered(
+    const Comm& parent, const int* ranks, int n,
+    const std::function<int(const std::uint32_t* mine, std::uint32_t* agreed, MPI_Request* req)>&
+        start,
+    Comm* out, Request* request);
 // A copy of `of` with the same members (MPI_Comm_idup of a library communicator), made without
 // a message and complete at once: a collective of `of`, called in the same order as its other
 // collectives, whose identity comes from of's next collective sequence number.
