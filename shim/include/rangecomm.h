@@ -25,14 +25,12 @@ extern "C" {
 int MPIX_Comm_create_range(MPI_Comm comm, int first, int last, int stride, MPI_Comm *newcomm);
 int PMPIX_Comm_create_range(MPI_Comm comm, int first, int last, int stride, MPI_Comm *newcomm);
 
-/* Nonblocking creation, collective over `group` only (paper 001, Sec. VI). When group is a
- * strided range of comm (its ranks in comm are first, first + stride, ... in that order), the
- * request is complete on return and newcomm is a range communicator (MPI_COMM_NULL for a
- * process outside group). Any other group (a permutation, an irregular subset) becomes a
- * library communicator whose members agree on a context in two all-reductions over the group
- * (O(log |group|) messages each); newcomm is handed out at once and usable once the request
- * completes (MPI_Wait/MPI_Test family). Creations in flight at the same time on groups that
- * share two or more members need tags that differ modulo 2048 (MPI_ERR_TAG otherwise). */
+/* Nonblocking creation, collective over `group` only (paper 001, Sec. VI), made by each member
+ * alone without a message: the request is complete on return (MPI_COMM_NULL for a process
+ * outside group). A group that is a strided range of comm (its ranks in comm are first,
+ * first + stride, ... in that order) becomes a range communicator, any other (a permutation, an
+ * irregular subset) a library communicator with a member table. The k-th creation of one group
+ * with one tag is the same communicator at every member. */
 int MPIX_Icomm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm,
                             MPI_Request *request);
 int PMPIX_Icomm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm,

@@ -140,9 +140,7 @@ RC_MPIX_EXPORT int MPIX_Comm_is_range(MPI_Comm comm, int* flag) {
 }
 RC_MPIX_EXPORT int PMPIX_Comm_is_range(MPI_Comm comm, int* flag) RC_PMPIX_ALIAS(MPIX_Comm_is_range);
 
-// Groups that are ranges of comm need no communication: the request is complete at once. Any
-// other group agrees on a context among its members (rangecomm::Icomm_create_group); the
-// handle is handed out at once and usable when the request completes.
+// Made by each member alone (rangecomm::Icomm_create_group): the request is complete at once.
 RC_MPIX_EXPORT int MPIX_Icomm_create_group(MPI_Comm comm, MPI_Group group, int tag,
                                            MPI_Comm* newcomm, MPI_Request* request) {
   Locked locked;
