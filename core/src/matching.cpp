@@ -1,5 +1,7 @@
 #include "matching.hpp"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <climits>
 
@@ -238,11 +240,23 @@ void enqueue_recv(RangeState& range, RecvOp* op) {
 }
 
 int take_next_from(Channel& channel, int lane, int source) {
-  MPI_Message message;
-  MPI_Status st;
-  int rc = MPI_Mprobe(source, MPI_ANY_TAG, channel.lane(lane).comm, &message, &st);
-  if (rc == MPI_SUCCESS) dispatch(channel, lane, message, st);
-  return rc;
+  // Polls rather than MPI_Mprobe: MPICH's blocking calls spin without giving the core away, and
+  // with more ranks than cores the sender then waits a whole time slice for it.
+  for (int polls = 0;; ++polls) {
+    int flag = 0;
+    MPI_Message message;
+    MPI_Status st;
+    int rc = MPI_Improbe(source, MPI_ANY_TAG, channel.lane(lane).comm, &flag, &message, &st);
+    if (rc != MPI_SUCCESS) return rc;
+    if (flag) {
+      dispatch(channel, lane, message, st);
+      return MPI_SUCCESS;
+    }
+    if (g_pause_hook != nullptr)
+      g_pause_hook();
+    else if (polls >= 16)
+      sched_yield();
+  }
 }
 
 void await_engine(RangeState& range) {

@@ -114,9 +114,9 @@ void poll_range_lane(RangeState& range);
 // starts or stops needing the engine to take messages off range's lane.
 void await_engine(RangeState& range);
 void stop_awaiting_engine(RangeState& range);
-// Waits inside MPI for the next message root rank `source` sent on `lane` and takes it as the
-// engine takes messages (in the sender's order). For a blocking caller that needs that sender's
-// binding and has nothing else to advance.
+// Waits (polling, giving the core away between polls) for the next message root rank `source`
+// sent on `lane` and takes it as the engine takes messages (in the sender's order). For a
+// blocking caller that needs that sender's binding and has nothing else to advance.
 int take_next_from(Channel& channel, int lane, int source);
 // Sends a control message (a binding or a header) to root rank dest on lane.
 int send_control(Channel& channel, int lane, int dest, TagLayout::Control kind,
