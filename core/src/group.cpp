@@ -219,13 +219,19 @@ int Icomm_create_group(const Comm& parent_comm, const int* ranks, int n, int tag
   }
 }
 
-int Icomm_create_agreed(const Comm& parent_comm, const int* ranks, int n, int serial, Comm* out,
-                        Request* request) {
+namespace {
+
+// The shared part of the creations that agree on a number first: checks, a done request for a
+// non-member, then the operation make(parent, roots, me) built and started (nullptr and *rc on
+// failure), advanced by the engine in every progress call (creations waited on in different
+// orders must not stall each other), the request holding the other reference.
+template <class Make>
+int start_agreement(const Comm& parent_comm, const int* ranks, int n, Comm* out,
+                    Request* request, const char* fn, Make&& make) {
   std::shared_ptr<RangeState> parent;
   std::vector<int> roots;
   int me = MPI_UNDEFINED;
-  if (int rc = check_creation(parent_comm, ranks, n, out, request, "Icomm_create_agreed",
-                              &parent, &roots, &me))
+  if (int rc = check_creation(parent_comm, ranks, n, out, request, fn, &parent, &roots, &me))
     return rc;
   *request = Request();
   *out = Comm();
@@ -234,51 +240,50 @@ int Icomm_create_agreed(const Comm& parent_comm, const int* ranks, int n, int se
     return MPI_SUCCESS;
   }
   try {
-    auto* op = new detail::AgreedCreation(parent, std::move(roots), me, serial, out);
-    if (int rc = op->start()) {
-      op->unref();
-      return rc;
-    }
-    // The engine advances it in every progress call (creations waited on in different orders
-    // must not stall each other); the request holds the other reference.
+    int rc = MPI_SUCCESS;
+    detail::Operation* op = make(parent, std::move(roots), me, &rc);
+    if (op == nullptr) return rc;
     op->ref();
     detail::adopt_orphan(op);
     RequestAccess::set_op(request, op, parent->errcomm());
     return MPI_SUCCESS;
   } catch (const std::bad_alloc&) {
-    return detail::raise(parent->errcomm(), MPI_ERR_NO_MEM, "Icomm_create_agreed: out of memory");
+    return detail::raise(parent->errcomm(), MPI_ERR_NO_MEM, "%s: out of memory", fn);
   }
+}
+
+}  // namespace
+
+int Icomm_create_agreed(const Comm& parent_comm, const int* ranks, int n, int serial, Comm* out,
+                        Request* request) {
+  return start_agreement(
+      parent_comm, ranks, n, out, request, "Icomm_create_agreed",
+      [&](const std::shared_ptr<RangeState>& parent, std::vector<int> roots, int me,
+          int* rc) -> detail::Operation* {
+        auto* op = new detail::AgreedCreation(parent, std::move(roots), me, serial, out);
+        if ((*rc = op->start())) {
+          op->unref();
+          return nullptr;
+        }
+        return op;
+      });
 }
 
 int Icomm_create_numbered(
     const Comm& parent_comm, const int* ranks, int n,
     const std::function<int(const std::uint32_t*, std::uint32_t*, MPI_Request*)>& start,
     Comm* out, Request* request) {
-  std::shared_ptr<RangeState> parent;
-  std::vector<int> roots;
-  int me = MPI_UNDEFINED;
-  if (int rc = check_creation(parent_comm, ranks, n, out, request, "Icomm_create_numbered",
-                              &parent, &roots, &me))
-    return rc;
-  *request = Request();
-  *out = Comm();
-  if (me == MPI_UNDEFINED || n == 0) {
-    RequestAccess::set_done(request, MPI_ANY_SOURCE, MPI_ANY_TAG);
-    return MPI_SUCCESS;
-  }
-  try {
-    auto* op = new detail::NumberedCreation(parent, std::move(roots), me, out);
-    if (int rc = start(op->mine(), op->agreed(), op->agreement())) {
-      op->unref();
-      return rc;
-    }
-    op->ref();
-    detail::adopt_orphan(op);
-    RequestAccess::set_op(request, op, parent->errcomm());
-    return MPI_SUCCESS;
-  } catch (const std::bad_alloc&) {
-    return detail::raise(parent->errcomm(), MPI_ERR_NO_MEM, "Icomm_create_numbered: out of memory");
-  }
+  return start_agreement(
+      parent_comm, ranks, n, out, request, "Icomm_create_numbered",
+      [&](const std::shared_ptr<RangeState>& parent, std::vector<int> roots, int me,
+          int* rc) -> detail::Operation* {
+        auto* op = new detail::NumberedCreation(parent, std::move(roots), me, out);
+        if ((*rc = start(op->mine(), op->agreed(), op->agreement()))) {
+          op->unref();
+          return nullptr;
+        }
+        return op;
+      });
 }
 
 int Icomm_dup(const Comm& of, Comm* out, Request* request) {
