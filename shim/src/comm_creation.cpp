@@ -35,25 +35,6 @@ int start_creation(MPI_Comm comm, const char* fn, MPI_Comm* newcomm, MPI_Request
   return MPI_SUCCESS;
 }
 
-Reduce reduce_over(const rangecomm::Comm& range) {
-  return [&range](const std::uint32_t* in, std::uint32_t* out, int n, MPI_Op op) {
-    return rangecomm::Allreduce(in, out, n, MPI_UINT32_T, op, range);
-  };
-}
-
-int make_collective(const Reduce& reduce, std::uint32_t facts, std::uint32_t required,
-                    const std::function<int(int level, rangecomm::Comm* out)>& make,
-                    bool* made, rangecomm::Comm* out) {
-  *made = false;
-  if (required != 0) {
-    std::uint32_t common = 0;
-    if (int rc = reduce(&facts, &common, 1, MPI_BAND)) return rc;
-    if ((common & required) != required) return MPI_SUCCESS;
-  }
-  *made = true;
-  return make(kCollectiveLevel, out);
-}
-
 namespace {
 
 // The new entry gets the parent's attributes (copy callbacks) and info; on failure it goes.

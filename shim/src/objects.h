@@ -140,10 +140,16 @@ MPI_Comm group_channel();
 // range: by first + r * stride when its ranks are an increasing arithmetic progression of
 // world ranks (dups of MPI_COMM_WORLD, MPI_COMM_SELF, order-keeping splits, ...), through the
 // table `world` otherwise (then what it makes are general groups of the world).
+struct AffineMap;
 struct RangeParent {
   // Borrowed from the parent's handle (a communicator of the library, or the world's range),
   // which outlives the call using it: no reference count to touch on the creation path.
   const rangecomm::Comm* range = nullptr;
+  // The parent itself as a library communicator whose identity its members share: a library
+  // communicator's own, the world's range, or a real communicator's agreed mirror
+  // (agree_mirror). Null for a real communicator without one yet.
+  const rangecomm::Comm* self = nullptr;
+  AffineMap* map = nullptr;  // a real communicator's cached facts (null: the world, the library's)
   int first = 0, stride = 1, size = 0, rank = MPI_UNDEFINED;
   const std::vector<int>* world = nullptr;  // world rank of each rank, for irregular parents
   int in_range(int r) const { return world ? (*world)[r] : first + r * stride; }
@@ -158,6 +164,11 @@ int split_parent(MPI_Comm comm, const RangeParent& p, int first, int last, int s
 // when MPI was not started through the shim). Any intracommunicator maps into the world: an
 // irregular one through a table (out->world), computed once and cached on it.
 bool mapped_parent(MPI_Comm real, RangeParent* out);
+// Gives a real parent without one (p->self null) its mirror: a library communicator of the same
+// processes in the same order, whose identity comes from a number its members agree on in one
+// MPI_Iallreduce on `real` - so only inside a call collective over `real`. Cached on `real`
+// until MPI frees it; later creations from `real` derive theirs from the mirror's, locally.
+int agree_mirror(MPI_Comm real, RangeParent* p);
 
 // --- RANGECOMM_MODE (accelerate.cpp) ---
 
@@ -199,7 +210,7 @@ bool as_range(const std::vector<int>& ranks, int* first, int* last, int* stride)
 // A range of comm made locally, one level below it; MPI_COMM_NULL for non-members.
 int create_range(MPI_Comm comm, int first, int last, int stride, const char* fn, MPI_Comm* newcomm);
 
-// --- Attributes (attributes.cpp) and creation agreements (comm_creation.cpp) ---
+// --- Attributes (attributes.cpp) and nonblocking creation (comm_creation.cpp) ---
 
 // Runs the delete callbacks of all of c's attributes (newest first) and removes them.
 int delete_all_attributes(MPI_Comm comm, FakeComm& c);
@@ -208,23 +219,10 @@ int copy_attributes(MPI_Comm oldcomm, FakeComm& from, FakeComm& to);
 // The same from a real communicator: every keyval the program made through the shim whose
 // attribute is set on `real` (MPI_Comm_dup of a real communicator made a range).
 int copy_real_attributes(MPI_Comm real, FakeComm& to);
-// All-reduces n 32-bit words with op over the parent of a creation (a range or a real
-// communicator), as a collective every process of the parent calls.
-using Reduce = std::function<int(const std::uint32_t* in, std::uint32_t* out, int n, MPI_Op op)>;
-Reduce reduce_over(const rangecomm::Comm& range);
 // The nesting level of the library's collective creations (dup, split, create): their
 // identities then differ from those of ranges made locally one level down (MPIX_Comm_create_range),
 // whose order relative to them the members do not share.
 constexpr int kCollectiveLevel = 2;
-// Makes this process's communicator of a creation collective over its parent (dup, split,
-// create): make(level, out), null for a non-member. The members derive its identity locally
-// (docs/tag-layout.md), so nothing needs agreeing, except the bits of `required` in `facts`,
-// which must hold at every process: they are agreed in one bitwise-AND all-reduction (none when
-// required is 0). *made is false, the same everywhere, when one fails somewhere: MPI must
-// create it.
-int make_collective(const Reduce& reduce, std::uint32_t facts, std::uint32_t required,
-                    const std::function<int(int level, rangecomm::Comm* out)>& make,
-                    bool* made, rangecomm::Comm* out);
 // Completes a nonblocking creation: start(out, request) starts the library's creation into
 // *out; *newcomm (a handle from new_pending_comm) gets it when *request completes. On an error
 // (raised on comm) *newcomm is released and set to MPI_COMM_NULL.
