@@ -17,7 +17,6 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <numeric>
 
 #include "objects.h"
 #include "rangecomm/embedding.hpp"
@@ -54,24 +53,20 @@ Why unmapped(MPI_Comm comm) {
 }
 
 // This process's communicator of a creation collective over the real parent `comm` (dup,
-// split, create): the parent ranks plan.ranks, derived from the parent's own identity (the
-// world's, or its mirror's, agreed at its first such creation). MPI_COMM_NULL for a non-member.
-int make_from(MPI_Comm comm, RangeParent& p, const SplitPlan& plan, MPI_Comm* newcomm) {
+// split, create): the parent ranks plan->ranks, or all of them in order when plan is null (as
+// make_members makes that range), derived from the parent's own identity (the world's, or its
+// mirror's, agreed at its first such creation). MPI_COMM_NULL for a non-member.
+int make_from(MPI_Comm comm, RangeParent& p, const SplitPlan* plan, MPI_Comm* newcomm) {
   if (int rc = agree_mirror(comm, &p)) return raise_on(comm, rc);
   rangecomm::Comm mine;
-  if (int rc = make_members(*p.self, plan, kCollectiveLevel, &mine)) return raise_on(comm, rc);
+  int rc = plan != nullptr
+               ? make_members(*p.self, *plan, kCollectiveLevel, &mine)
+               : rangecomm::Split_Comm_below(*p.self, 0, p.size - 1, 1, kCollectiveLevel, &mine);
+  if (rc != MPI_SUCCESS) return raise_on(comm, rc);
   *newcomm = MPI_COMM_NULL;
-  return plan.member ? new_comm(std::move(mine), inherited_errhandler(comm), newcomm)
-                     : MPI_SUCCESS;
-}
-
-// Every rank of the parent, in order: what a dup makes.
-SplitPlan everyone(const RangeParent& p) {
-  SplitPlan plan;
-  plan.member = true;
-  plan.ranks.resize(static_cast<size_t>(p.size));
-  std::iota(plan.ranks.begin(), plan.ranks.end(), 0);
-  return plan;
+  return plan == nullptr || plan->member
+             ? new_comm(std::move(mine), inherited_errhandler(comm), newcomm)
+             : MPI_SUCCESS;
 }
 
 // MPI_Comm_dup(_with_info) of a real communicator; `made` is false when MPI must do it.
@@ -81,12 +76,12 @@ int accelerated_dup(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm, bool* made,
     *why = unmapped(comm);
     return MPI_SUCCESS;
   }
-  if (int rc = make_from(comm, p, everyone(p), newcomm)) return rc;
+  if (int rc = make_from(comm, p, nullptr, newcomm)) return rc;
   FakeComm* d = find_comm(*newcomm);
   if (info != MPI_INFO_NULL) {
-    MPI_Info_dup(info, &d->info);
+    create_with_hints(*d, info);
   } else {
-    MPI_Comm_get_info(comm, &d->info);
+    inherit_hints(comm, *d);
   }
   int rc = copy_real_attributes(comm, *d);
   if (rc == MPI_SUCCESS) return MPI_SUCCESS;
@@ -106,7 +101,8 @@ int split_by_pairs(MPI_Comm comm, RangeParent& p, const std::vector<int>& color_
       return MPI_SUCCESS;
     }
   *made = true;
-  return make_from(comm, p, plan_split(color_key, p.rank), newcomm);
+  SplitPlan plan = plan_split(color_key, p.rank);
+  return make_from(comm, p, &plan, newcomm);
 }
 
 // MPI_Comm_split of a real communicator: one exchange of colours and keys, then each member
@@ -195,7 +191,7 @@ int accelerated_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm, bool* 
                        "MPI_Comm_create: the group is not a group of the communicator's "
                        "processes");
   plan.member = std::find(plan.ranks.begin(), plan.ranks.end(), p.rank) != plan.ranks.end();
-  return make_from(comm, p, plan, newcomm);
+  return make_from(comm, p, &plan, newcomm);
 }
 
 // MPI_Comm_create_group of a real communicator, collective over the group only: from a parent
@@ -252,8 +248,8 @@ int shadow_replace(MPI_Comm* newcomm, bool* replaced) {
       !mapped_parent(real, &p))
     return MPI_SUCCESS;
   MPI_Comm library = MPI_COMM_NULL;
-  if (int rc = make_from(real, p, everyone(p), &library)) return rc;
-  MPI_Comm_get_info(real, &find_comm(library)->info);
+  if (int rc = make_from(real, p, nullptr, &library)) return rc;
+  take_hints(real, *find_comm(library));
   *newcomm = library;
   *replaced = true;
   Unlocked unlocked;
@@ -274,7 +270,7 @@ int accelerated_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request, boo
   }
   if (int rc = new_pending_comm(inherited_errhandler(comm), newcomm)) return rc;
   FakeComm* d = find_comm(*newcomm);
-  MPI_Comm_get_info(comm, &d->info);
+  inherit_hints(comm, *d);
   if (int rc = copy_real_attributes(comm, *d)) {
     delete_all_attributes(*newcomm, *d);
     release_comm(*newcomm);
@@ -386,6 +382,8 @@ extern "C" int rc_hand_MPI_Comm_split_type(MPI_Comm comm, int split_type, int ke
     Locked locked;
     bool made = false;
     int rc = accelerated_split_type(comm, split_type, key, newcomm, &made, &why);
+    if (made && rc == MPI_SUCCESS && *newcomm != MPI_COMM_NULL && info != MPI_INFO_NULL)
+      rc = create_with_hints(*find_comm(*newcomm), info);
     if (made || rc != MPI_SUCCESS) return reported(kCall, true, why, rc, newcomm);
   }
   int rc = UNLIKELY(rangecomm::Progress_needed())
@@ -453,8 +451,7 @@ extern "C" int rc_hand_MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI
     if (made) {
       FakeComm* d = find_comm(*newcomm);
       if (info != MPI_INFO_NULL) {
-        if (d->info != MPI_INFO_NULL) MPI_Info_free(&d->info);
-        rc = MPI_Info_dup(info, &d->info);
+        rc = create_with_hints(*d, info);
       }
       return reported(kCall, true, why, rc, newcomm);
     }

@@ -41,8 +41,11 @@ namespace {
 int dress_copy(MPI_Comm comm, MPI_Comm* newcomm, MPI_Info info) {
   FakeComm* c = find_comm(comm);
   FakeComm* d = find_comm(*newcomm);
-  MPI_Info source = info != MPI_INFO_NULL ? info : c->info;
-  if (source != MPI_INFO_NULL) MPI_Info_dup(source, &d->info);
+  if (info != MPI_INFO_NULL) {
+    create_with_hints(*d, info);
+  } else {
+    copy_hints(*c, *d);
+  }
   int rc = copy_attributes(comm, *c, *d);
   if (rc == MPI_SUCCESS) return rc;
   delete_all_attributes(*newcomm, *d);
@@ -92,8 +95,7 @@ extern "C" int rc_fake_MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI
   int rc = rc_fake_MPI_Comm_idup(comm, newcomm, request);
   if (rc != MPI_SUCCESS || info == MPI_INFO_NULL) return rc;
   FakeComm* d = find_comm(*newcomm);
-  if (d->info != MPI_INFO_NULL) MPI_Info_free(&d->info);
-  return result(comm, MPI_Info_dup(info, &d->info));
+  return result(comm, create_with_hints(*d, info));
 }
 #endif
 

@@ -14,6 +14,9 @@ namespace rcshim {
 int make_members(const rangecomm::Comm& parent, const SplitPlan& plan, int level,
                  rangecomm::Comm* out) {
   if (!plan.member) return MPI_SUCCESS;
+  int first = 0, last = 0, stride = 1;  // the same choice at every member: they share the plan
+  if (as_range(plan.ranks, &first, &last, &stride))
+    return rangecomm::Split_Comm_below(parent, first, last, stride, level, out);
   return rangecomm::Group_Comm_below(parent, plan.ranks.data(),
                                      static_cast<int>(plan.ranks.size()), level, out);
 }

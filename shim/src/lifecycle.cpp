@@ -54,6 +54,7 @@ int shut_down(MPI_Comm, int, void*, void*) {
   comm_table().for_each(
       [&](std::uint32_t i, FakeComm&) { live.push_back(rc_fake_comm_handle(i)); });
   for (MPI_Comm c : live) release_comm(c);
+  free_hint_snapshots();
   for (AffineMap* m : g_mirrored) m->mirror = rangecomm::Comm();
   g_mirrored.clear();
   g_world.range = rangecomm::Comm();

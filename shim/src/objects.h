@@ -43,7 +43,10 @@ struct FakeComm {
   std::string name;                   // MPI_Comm_set_name; "" as MPI gives new comms
   std::vector<Attribute> attributes;  // in the order they were first set
   MPI_Errhandler errhandler = MPI_ERRORS_ARE_FATAL;
-  MPI_Info info = MPI_INFO_NULL;  // hints given with MPI_Comm_set_info (a copy)
+  // Its hints: from MPI_Comm_set_info (a copy), or inherited at creation. When info_shared, a
+  // snapshot of the world's hints that many communicators share (hints.cpp): never freed here.
+  MPI_Info info = MPI_INFO_NULL;
+  bool info_shared = false;
   MPI_Comm real = MPI_COMM_NULL;  // the fallback real communicator, made on first need
 };
 
@@ -191,6 +194,28 @@ SplitPlan plan_split(const std::vector<int>& color_key, int me);
 // This process's group of plan made `levels` below parent (null for a non-member).
 int make_members(const rangecomm::Comm& parent, const SplitPlan& plan, int levels,
                  rangecomm::Comm* out);
+
+// --- Hints (hints.cpp) ---
+
+// c's hints become `own` (a handle c now owns, or MPI_INFO_NULL); the old ones are let go.
+void set_hints(FakeComm& c, MPI_Info own);
+// to starts with from's hints, as a dup does (MPI_Comm_dup of a library communicator).
+int copy_hints(const FakeComm& from, FakeComm& to);
+// The same for a dup of the real communicator `real`: the world's hints are a snapshot shared
+// until the program sets new ones on the world.
+int inherit_hints(MPI_Comm real, FakeComm& to);
+// MPI_Comm_set_info: c's hints overlaid with those of `given` that MPI knows (others are
+// ignored, as MPI ignores them).
+int apply_hints(FakeComm& c, MPI_Info given);
+// A communicator created with `given` (MPI_Comm_dup_with_info, split_type's info): MPI's
+// defaults overlaid with given's hints as MPI takes them.
+int create_with_hints(FakeComm& c, MPI_Info given);
+// Exactly the hints MPI has for the real communicator `real` (one it replaces).
+int take_hints(MPI_Comm real, FakeComm& to);
+// MPI_Comm_get_info: a new info object with the hints in use (MPI's defaults when none were set).
+int hints_in_use(const FakeComm& c, MPI_Info* out);
+// At MPI_Finalize, after every library communicator is gone.
+void free_hint_snapshots();
 
 // The fallback communicator of a range is going away (fallback.cpp).
 void forget_fallback(MPI_Comm real);
