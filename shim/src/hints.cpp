@@ -35,7 +35,7 @@ struct Snapshots {
   std::vector<MPI_Info> all;  // older ones too: communicators may still share them
 } g_snapshots;
 
-// What MPI does with hints, asked once (probe()).
+// What MPI does with hints, asked once (probe_hints()).
 struct Behaviour {
   bool known = false;
   MPI_Info defaults = MPI_INFO_NULL;  // MPI's hints of a new communicator
@@ -62,7 +62,9 @@ bool boolean_hint(MPI_Info defaults, char* key) {
   return false;
 }
 
-void probe() {
+}  // namespace
+
+void probe_hints() {
   if (g_mpi.known) return;
   g_mpi.known = true;
   if (MPI_Comm_get_info(fallback_channel(), &g_mpi.defaults) != MPI_SUCCESS)
@@ -96,8 +98,10 @@ void probe() {
   }
 }
 
+namespace {
+
 MPI_Info defaults() {
-  probe();
+  probe_hints();
   return g_mpi.defaults;
 }
 
@@ -143,7 +147,7 @@ int apply_hints(FakeComm& c, MPI_Info given) { return overlay(c, given, false); 
 
 int create_with_hints(FakeComm& c, MPI_Info given) {
   set_hints(c, MPI_INFO_NULL);
-  probe();
+  probe_hints();
   return overlay(c, given, g_mpi.keeps_unknown);
 }
 
@@ -155,7 +159,7 @@ int take_hints(MPI_Comm real, FakeComm& to) {
 }
 
 int copy_hints(const FakeComm& from, FakeComm& to) {
-  probe();
+  probe_hints();
   if (!g_mpi.dup_copies || from.info_shared || from.info == MPI_INFO_NULL) {
     set_hints(to, MPI_INFO_NULL);
     if (!g_mpi.dup_copies) return MPI_SUCCESS;
@@ -170,7 +174,7 @@ int copy_hints(const FakeComm& from, FakeComm& to) {
 }
 
 int inherit_hints(MPI_Comm real, FakeComm& to) {
-  probe();
+  probe_hints();
   if (!g_mpi.dup_copies) {
     set_hints(to, MPI_INFO_NULL);
     return MPI_SUCCESS;

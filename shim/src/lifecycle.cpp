@@ -100,6 +100,7 @@ int attach_world() {
   MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, shut_down, &shutdown_keyval, nullptr);
   MPI_Comm_set_attr(MPI_COMM_SELF, shutdown_keyval, nullptr);
   MPI_Comm_free_keyval(&shutdown_keyval);
+  if (g_accelerate) probe_hints();
   return MPI_SUCCESS;
 }
 
