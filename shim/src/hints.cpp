@@ -1,7 +1,7 @@
 // Communicators' hints (MPI_Comm_set_info / MPI_Comm_get_info) of library communicators, kept
 // as the MPI underneath keeps those of its own, so that a program sees the same hints with and
-// without the library. MPIs differ here, so the library asks its MPI once, on MPI_COMM_SELF
-// (whose creations are local), how it treats them:
+// without the library. MPIs differ here, so the library asks its MPI once, on a copy of
+// MPI_COMM_SELF (whose creations are local), how it treats them:
 // - a new communicator has MPI's default hints: those of a communicator MPI made for the
 //   library and nobody set hints on (a key absent from them is a hint MPI does not know);
 // - MPI_Comm_set_info applies the hints MPI knows and ignores the others (both MPIs);
@@ -69,11 +69,20 @@ void probe_hints() {
   g_mpi.known = true;
   if (MPI_Comm_get_info(fallback_channel(), &g_mpi.defaults) != MPI_SUCCESS)
     MPI_Info_create(&g_mpi.defaults);
+  // The probes' parent is a copy of MPI_COMM_SELF made by create_group and freed at the end: on
+  // Open MPI 4.1 a dup registers libnbc's progress function until its parent is freed
+  // (shim-design.md, "Copies without libnbc"), and MPI_COMM_SELF is never freed.
+  MPI_Group self_group = MPI_GROUP_NULL;
+  MPI_Comm base = MPI_COMM_NULL;
+  MPI_Comm_group(MPI_COMM_SELF, &self_group);
+  int rc = MPI_Comm_create_group(MPI_COMM_SELF, self_group, 0, &base);
+  MPI_Group_free(&self_group);
+  if (rc != MPI_SUCCESS) return;
   MPI_Info given = MPI_INFO_NULL, got = MPI_INFO_NULL;
-  MPI_Comm copy = MPI_COMM_NULL, copy_of_copy = MPI_COMM_NULL;
+  MPI_Comm copy = MPI_COMM_NULL;
   MPI_Info_create(&given);
   MPI_Info_set(given, kProbeKey, "1");
-  if (MPI_Comm_dup_with_info(MPI_COMM_SELF, given, &copy) == MPI_SUCCESS) {
+  if (MPI_Comm_dup_with_info(base, given, &copy) == MPI_SUCCESS) {
     if (MPI_Comm_get_info(copy, &got) == MPI_SUCCESS) {
       g_mpi.keeps_unknown = has_key(got, kProbeKey);
       MPI_Info_free(&got);
@@ -82,20 +91,20 @@ void probe_hints() {
   }
   MPI_Info_free(&given);
   char key[MPI_MAX_INFO_KEY + 1];
-  if (boolean_hint(g_mpi.defaults, key) && MPI_Comm_dup(MPI_COMM_SELF, &copy) == MPI_SUCCESS) {
+  if (boolean_hint(g_mpi.defaults, key)) {
     MPI_Info_create(&given);
     MPI_Info_set(given, key, "true");
-    MPI_Comm_set_info(copy, given);
+    MPI_Comm_set_info(base, given);
     MPI_Info_free(&given);
-    if (MPI_Comm_dup(copy, &copy_of_copy) == MPI_SUCCESS) {
-      if (MPI_Comm_get_info(copy_of_copy, &got) == MPI_SUCCESS) {
+    if (MPI_Comm_dup(base, &copy) == MPI_SUCCESS) {
+      if (MPI_Comm_get_info(copy, &got) == MPI_SUCCESS) {
         g_mpi.dup_copies = has_key(got, key, "true");
         MPI_Info_free(&got);
       }
-      MPI_Comm_free(&copy_of_copy);
+      MPI_Comm_free(&copy);
     }
-    MPI_Comm_free(&copy);
   }
+  MPI_Comm_free(&base);
 }
 
 namespace {

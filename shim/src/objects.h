@@ -214,7 +214,7 @@ int create_with_hints(FakeComm& c, MPI_Info given);
 int take_hints(MPI_Comm real, FakeComm& to);
 // MPI_Comm_get_info: a new info object with the hints in use (MPI's defaults when none were set).
 int hints_in_use(const FakeComm& c, MPI_Info* out);
-// Asks MPI how it treats hints (three creations on MPI_COMM_SELF), once; at MPI_Init under the
+// Asks MPI how it treats hints (four creations from MPI_COMM_SELF), once; at MPI_Init under the
 // acceleration modes, so that no later creation of the program pays for it, else at first need.
 void probe_hints();
 // At MPI_Finalize, after every library communicator is gone.
