@@ -3,7 +3,6 @@
 // general group otherwise, made by each member alone (split first exchanges colours and keys).
 // Its identity comes from the parent's and the members (docs/tag-layout.md).
 #include <algorithm>
-#include <map>
 
 #include "objects.h"
 #include "p2p_support.h"
@@ -21,23 +20,19 @@ int make_members(const rangecomm::Comm& parent, const SplitPlan& plan, int level
                                      static_cast<int>(plan.ranks.size()), level, out);
 }
 
-// Groups ordered by key, then rank.
+// My colour's group, ordered by key, then rank: one pass, and a sort of my group only.
 SplitPlan plan_split(const std::vector<int>& color_key, int me) {
-  std::map<int, std::vector<std::pair<int, int>>> groups;  // color -> (key, rank)
-  int n = static_cast<int>(color_key.size() / 2);
-  for (int r = 0; r < n; ++r)
-    if (color_key[2 * r] != MPI_UNDEFINED)
-      groups[color_key[2 * r]].push_back({color_key[2 * r + 1], r});
   SplitPlan plan;
-  for (auto& [color, members] : groups) {
-    std::sort(members.begin(), members.end());
-    std::vector<int> ranks;
-    for (auto& m : members) ranks.push_back(m.second);
-    int f = 0, l = 0, s = 1;
-    bool is_range = as_range(ranks, &f, &l, &s);
-    plan.all_ranges &= is_range;
-    if (color == color_key[2 * me]) plan = {true, is_range, f, l, s, plan.all_ranges, ranks};
-  }
+  const int color = color_key[2 * me];
+  if (color == MPI_UNDEFINED) return plan;
+  const int n = static_cast<int>(color_key.size() / 2);
+  std::vector<std::pair<int, int>> members;  // (key, rank)
+  for (int r = 0; r < n; ++r)
+    if (color_key[2 * r] == color) members.emplace_back(color_key[2 * r + 1], r);
+  std::sort(members.begin(), members.end());
+  plan.member = true;
+  plan.ranks.reserve(members.size());
+  for (const auto& m : members) plan.ranks.push_back(m.second);
   return plan;
 }
 

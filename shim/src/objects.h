@@ -184,10 +184,7 @@ void read_mode();
 
 // What MPI_Comm_split makes, from everyone's (color, key) pairs (comm_split.cpp).
 struct SplitPlan {
-  bool member = false;  // color != MPI_UNDEFINED
-  bool range = false;   // my group is a strided range of the parent
-  int first = 0, last = 0, stride = 1;
-  bool all_ranges = true;  // every group is
+  bool member = false;     // color != MPI_UNDEFINED
   std::vector<int> ranks;  // my group's parent ranks in new rank order (members only)
 };
 SplitPlan plan_split(const std::vector<int>& color_key, int me);
