@@ -80,13 +80,13 @@ extern "C" int rc_fake_MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int
   if (tag < 0) return raise_error(comm, MPI_ERR_TAG, "MPI_Comm_create_group: tag %d", tag);
   std::vector<int> ranks;
   if (int rc = group_in_comm(comm, group, "MPI_Comm_create_group", &ranks)) return rc;
-  int f = 0, l = 0, s = 1;
   if (ranks.empty()) {
     *newcomm = MPI_COMM_NULL;
     return MPI_SUCCESS;
   }
-  if (as_range(ranks, &f, &l, &s))
-    return create_range(comm, f, l, s, "MPI_Comm_create_group", newcomm);
+  // Named by its members and tag, also when they are a range: MPI orders only creations with
+  // the same group and tag alike at every member, not create_groups against the program's
+  // local MPIX_Comm_create_range calls, whose identities count ranges.
   rangecomm::Comm made;
   if (int rc = rangecomm::Comm_create_group(range, ranks.data(), static_cast<int>(ranks.size()),
                                             tag, &made))
