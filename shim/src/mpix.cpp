@@ -84,11 +84,29 @@ bool as_range(const std::vector<int>& ranks, int* first, int* last, int* stride)
   return true;
 }
 
+namespace {
+// The parent a local creation derives from: the communicator's own identity when it has one
+// (a library communicator, the world, a real communicator's mirror, which the acceleration
+// modes give it at its first collective creation), so that creations from different parents
+// with the same members stay apart. A real communicator without one makes its ranges and
+// groups as ranges and groups of the world (docs/tag-layout.md, "Creations an unmodified
+// program makes").
+RangeParent identity_parent(const RangeParent& p) {
+  if (p.self == nullptr || p.self == p.range) return p;
+  RangeParent own;
+  own.range = own.self = p.self;
+  own.size = p.size;
+  own.rank = p.rank;
+  return own;
+}
+}  // namespace
+
 // A range of comm made locally (MPIX_Comm_create_range, range groups of create_group).
 int create_range(MPI_Comm comm, int first, int last, int stride, const char* fn,
                  MPI_Comm* newcomm) {
-  RangeParent p;
-  if (int rc = parent_of(comm, fn, &p)) return rc;
+  RangeParent real;
+  if (int rc = parent_of(comm, fn, &real)) return rc;
+  const RangeParent p = identity_parent(real);
   rangecomm::Comm r;
   if (int rc = split_parent(comm, p, first, last, stride, 1, &r)) return rc;
   if (r.is_null()) {
@@ -100,17 +118,18 @@ int create_range(MPI_Comm comm, int first, int last, int stride, const char* fn,
 
 namespace {
 
-int start_group_creation(MPI_Comm comm, const RangeParent& p, const std::vector<int>& ranks,
+int start_group_creation(MPI_Comm comm, const RangeParent& real, const std::vector<int>& ranks,
                          int tag, MPI_Comm* newcomm, MPI_Request* request) {
-  const char* fn = "MPIX_Icomm_create_group";
-  // The parent's ranks as ranks of its range (a real parent maps into the world's range).
-  std::vector<int> in_range(ranks.size());
-  for (size_t i = 0; i < ranks.size(); ++i) in_range[i] = p.in_range(ranks[i]);
+  const RangeParent p = identity_parent(real);
+  std::vector<int> members(ranks.size());  // as ranks of p's range
+  for (size_t i = 0; i < ranks.size(); ++i) members[i] = p.in_range(ranks[i]);
   if (int rc = new_pending_comm(inherited_errhandler(comm), newcomm)) return rc;
-  return start_creation(comm, fn, newcomm, request, [&](rangecomm::Comm* out, rangecomm::Request* r) {
-    return rangecomm::Icomm_create_group(*p.range, in_range.data(),
-                                         static_cast<int>(in_range.size()), tag, out, r);
-  });
+  return start_creation(comm, "MPIX_Icomm_create_group", newcomm, request,
+                        [&](rangecomm::Comm* out, rangecomm::Request* r) {
+                          return rangecomm::Icomm_create_group(
+                              *p.range, members.data(), static_cast<int>(members.size()), tag,
+                              out, r);
+                        });
 }
 
 }  // namespace

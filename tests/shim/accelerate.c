@@ -254,6 +254,66 @@ static void test_irregular_parent(int r, int p) {
   CHECK_MPI(MPI_Comm_free(&half));
 }
 
+/* The library's MPIX calls on two real communicators of the same processes in the same order
+ * (two MPI_Cart_create of the world, which the library leaves to MPI under accelerate), each
+ * given its identity by a dup: the same range and the same general group made from the two,
+ * in opposite orders on even and odd processes, must be two pairs of communicators, not one
+ * communicator paired across parents (messages with one tag on all four at once stay apart). */
+static void test_mpix_real_parents(int r, int p) {
+  int (*create_range)(MPI_Comm, int, int, int, MPI_Comm *);
+  int (*icreate_group)(MPI_Comm, MPI_Group, int, MPI_Comm *, MPI_Request *);
+  void *f1 = dlsym(RTLD_DEFAULT, "MPIX_Comm_create_range");
+  void *f2 = dlsym(RTLD_DEFAULT, "MPIX_Icomm_create_group");
+  CHECK(f1 != NULL && f2 != NULL, "the MPIX calls are not found");
+  memcpy(&create_range, &f1, sizeof f1);
+  memcpy(&icreate_group, &f2, sizeof f2);
+  int dims[1] = {p}, periods[1] = {0};
+  MPI_Comm parent[2], dup[2], range[2], group[2];
+  MPI_Request req[2];
+  for (int i = 0; i < 2; ++i) {
+    CHECK_MPI(MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &parent[i]));
+    CHECK_MPI(MPI_Comm_dup(parent[i], &dup[i]));
+  }
+  MPI_Group world_group, down;
+  CHECK_MPI(MPI_Comm_group(MPI_COMM_WORLD, &world_group));
+  int triple[1][3] = {{p - 1, 0, -1}}; /* reversed: a general group once p > 1 */
+  CHECK_MPI(MPI_Group_range_incl(world_group, 1, triple, &down));
+  for (int k = 0; k < 2; ++k) {
+    int i = r % 2 ? 1 - k : k;
+    CHECK_MPI(create_range(parent[i], 0, p - 1, 1, &range[i]));
+    CHECK_MPI(icreate_group(parent[i], down, 7, &group[i], &req[i]));
+  }
+  CHECK_MPI(MPI_Waitall(2, req, MPI_STATUSES_IGNORE));
+  MPI_Comm all[4] = {range[0], range[1], group[0], group[1]};
+  int in[4] = {-1, -1, -1, -1}, out[4];
+  MPI_Request q[8];
+  for (int c = 0; c < 4; ++c) {
+    int me = -1;
+    CHECK_MPI(MPI_Comm_rank(all[c], &me));
+    CHECK(me == (c < 2 ? r : p - 1 - r), "communicator %d: rank %d", c, me);
+    out[c] = 100 * c + me;
+    CHECK_MPI(MPI_Irecv(&in[c], 1, MPI_INT, (me + p - 1) % p, 5, all[c], &q[c]));
+  }
+  for (int c = 3; c >= 0; --c) {
+    int me = c < 2 ? r : p - 1 - r;
+    CHECK_MPI(MPI_Isend(&out[c], 1, MPI_INT, (me + 1) % p, 5, all[c], &q[4 + c]));
+  }
+  CHECK_MPI(MPI_Waitall(8, q, MPI_STATUSES_IGNORE));
+  for (int c = 0; c < 4; ++c) {
+    int me = c < 2 ? r : p - 1 - r;
+    CHECK(in[c] == 100 * c + (me + p - 1) % p, "MPIX creations of two parents crossed: "
+          "communicator %d received %d", c, in[c]);
+  }
+  for (int i = 0; i < 2; ++i) {
+    CHECK_MPI(MPI_Comm_free(&range[i]));
+    CHECK_MPI(MPI_Comm_free(&group[i]));
+    CHECK_MPI(MPI_Comm_free(&dup[i]));
+    CHECK_MPI(MPI_Comm_free(&parent[i]));
+  }
+  CHECK_MPI(MPI_Group_free(&down));
+  CHECK_MPI(MPI_Group_free(&world_group));
+}
+
 /* Duplicates of MPI_COMM_SELF, all alive, each used once, then freed. */
 static void test_many(int n) {
   MPI_Comm *comms = malloc(sizeof(MPI_Comm) * (size_t)n);
@@ -365,6 +425,7 @@ int main(int argc, char **argv) {
   test_split_create(r, p);
   test_groups(r, p);
   test_irregular_parent(r, p);
+  test_mpix_real_parents(r, p);
   test_many(n);
   test_chain(3000, r, p);
   const char *world = getenv("SHIM_TEST_WORLD_COMMS");

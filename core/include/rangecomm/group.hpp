@@ -1,5 +1,5 @@
 // Communicators of any group of a parent's members (MPI_Comm_create_group), and nonblocking
-// creation (paper 001's RBC::Create_Comm_from_MPI for ranges, a context agreement otherwise).
+// creation (paper 001's RBC::Create_Comm_from_MPI for ranges).
 #pragma once
 
 #include <mpi.h>
@@ -12,15 +12,11 @@ namespace rangecomm {
 // Starts making the communicator of the parent's ranks ranks[0..n-1], in that rank order (all
 // distinct). Collective over those members only: the parent's other processes do not call it.
 //
-// A group that is a strided range of the parent (ascending, evenly spaced) is made at once and
-// locally, as Split_Comm makes it; the request is then complete on return. Any other group
-// agrees on a context no member already uses: two all-reduces over the group (O(log n)
-// messages each) on a context reserved for creation, repeated only when a concurrent creation
-// on an overlapping group took the same context. *out is set when the request completes and
-// must stay valid until then.
-//
-// Creations in flight at the same time on groups that share two or more members must use tags
-// that differ modulo 2048 (MPI_ERR_TAG otherwise); they progress independently, in any order.
+// Every member makes it alone, without a message: the new communicator's identity is derived
+// from the parent's, the members and the tag, counting repeats of the same (members, tag) from
+// this parent (docs/tag-layout.md, "Identities"). The request is complete on return; it exists
+// so that the call has MPI's nonblocking shape. As in MPI, creations on the same parent and
+// group that the program does not order (threads) must use different tags.
 int Icomm_create_group(const Comm& parent, const int* ranks, int n, int tag, Comm* out,
                        Request* request);
 
