@@ -210,8 +210,13 @@ int agree_mirror(MPI_Comm real, RangeParent* p) {
   rangecomm::Request request;
   int rc = rangecomm::Icomm_create_numbered(
       g_world.range, members.data(), p->size,
+      // Blocking, with the request left null: on Open MPI 4.1 a nonblocking collective on a
+      // communicator keeps libnbc's progress function polled by every later MPI call until
+      // that communicator is freed, and MPI_COMM_SELF never is (shim-design.md, "Copies
+      // without libnbc").
       [real](const std::uint32_t* mine, std::uint32_t* agreed, MPI_Request* req) {
-        return MPI_Iallreduce(mine, agreed, 4, MPI_UINT32_T, MPI_MAX, real, req);
+        *req = MPI_REQUEST_NULL;
+        return MPI_Allreduce(mine, agreed, 4, MPI_UINT32_T, MPI_MAX, real);
       },
       &mirror, &request);
   if (rc == MPI_SUCCESS) rc = rangecomm::Wait(&request, MPI_STATUS_IGNORE);

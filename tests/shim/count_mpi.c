@@ -5,19 +5,24 @@
  *   count_mpi_calls(&p2p, &collectives, &creations)
  * p2p: sends of every kind (a persistent send counts when started); collectives: blocking and
  * nonblocking collective calls on any communicator; creations: MPI's own communicator
- * creation calls. Each call forwards to the next definition (MPI's). */
+ * creation calls. Each call forwards to the next definition (MPI's).
+ *   count_mpi_nonblocking(&n)
+ * n: the nonblocking collectives among them (on Open MPI each keeps libnbc's progress polled
+ * until its communicator is freed). */
 #include <dlfcn.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-static long g_p2p, g_coll, g_create;
+static long g_p2p, g_coll, g_create, g_nonblocking;
 
 void count_mpi_calls(long *p2p, long *collectives, long *creations) {
   *p2p = g_p2p;
   *collectives = g_coll;
   *creations = g_create;
 }
+
+void count_mpi_nonblocking(long *n) { *n = g_nonblocking; }
 
 static void *next(const char *name) {
   void *f = dlsym(RTLD_NEXT, name);
@@ -34,6 +39,16 @@ static void *next(const char *name) {
     static int(*real) params = NULL;                         \
     if (real == NULL) real = (int(*) params)next("PMPI_" #name); \
     ++counter;                                               \
+    return real args;                                        \
+  }
+
+/* The same for a nonblocking collective, counted as a collective and as nonblocking. */
+#define FORWARD_NONBLOCKING(name, params, args)               \
+  int PMPI_##name params {                                   \
+    static int(*real) params = NULL;                         \
+    if (real == NULL) real = (int(*) params)next("PMPI_" #name); \
+    ++g_coll;                                                \
+    ++g_nonblocking;                                         \
     return real args;                                        \
   }
 
@@ -64,15 +79,15 @@ FORWARD(g_p2p, Sendrecv_replace,
         (b, n, t, d, sg, s, rg, c, status))
 
 FORWARD(g_coll, Barrier, (MPI_Comm c), (c))
-FORWARD(g_coll, Ibarrier, (MPI_Comm c, MPI_Request *r), (c, r))
+FORWARD_NONBLOCKING(Ibarrier, (MPI_Comm c, MPI_Request *r), (c, r))
 FORWARD(g_coll, Bcast, (void *b, int n, MPI_Datatype t, int root, MPI_Comm c),
         (b, n, t, root, c))
-FORWARD(g_coll, Ibcast, (void *b, int n, MPI_Datatype t, int root, MPI_Comm c, MPI_Request *r),
+FORWARD_NONBLOCKING(Ibcast, (void *b, int n, MPI_Datatype t, int root, MPI_Comm c, MPI_Request *r),
         (b, n, t, root, c, r))
 FORWARD(g_coll, Allreduce,
         (const void *s, void *r, int n, MPI_Datatype t, MPI_Op op, MPI_Comm c),
         (s, r, n, t, op, c))
-FORWARD(g_coll, Iallreduce,
+FORWARD_NONBLOCKING(Iallreduce,
         (const void *s, void *r, int n, MPI_Datatype t, MPI_Op op, MPI_Comm c, MPI_Request *q),
         (s, r, n, t, op, c, q))
 FORWARD(g_coll, Reduce,
@@ -81,7 +96,7 @@ FORWARD(g_coll, Reduce,
 FORWARD(g_coll, Allgather,
         (const void *s, int sn, MPI_Datatype st, void *r, int rn, MPI_Datatype rt, MPI_Comm c),
         (s, sn, st, r, rn, rt, c))
-FORWARD(g_coll, Iallgather,
+FORWARD_NONBLOCKING(Iallgather,
         (const void *s, int sn, MPI_Datatype st, void *r, int rn, MPI_Datatype rt, MPI_Comm c,
          MPI_Request *q),
         (s, sn, st, r, rn, rt, c, q))

@@ -53,7 +53,8 @@ int Icomm_create_agreed(const Comm& parent, const int* ranks, int n, int serial,
 // begins a reduction with MPI_MAX of four MPI_UINT32_T from mine into agreed (MPI_Iallreduce)
 // over a communicator on which every member starts it at the same place in its order of
 // collectives (the real parent of MPI_Comm_idup, whose idups may be started in different orders
-// on different processes for different parents). Complete when req completes.
+// on different processes for different parents). Complete when req completes; a start that
+// completes the reduction itself (a blocking MPI_Allreduce) leaves req MPI_REQUEST_NULL.
 int Icomm_create_numbered(
     const Comm& parent, const int* ranks, int n,
     const std::function<int(const std::uint32_t* mine, std::uint32_t* agreed, MPI_Request* req)>&
