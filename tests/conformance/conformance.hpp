@@ -178,6 +178,8 @@ long threshold(const char* name);
 void scale_thresholds();  // sets small RANGECOMM_* values so every algorithm runs at small sizes
 
 OpP gen_collective(Rng& rng, int p, const Limits& lim);
+int pick_unit(Rng& rng);
+int coll_unit(Rng& rng, int p);
 OpP gen_p2p(Rng& rng, int p, const Limits& lim);
 
 // Units of a block whose bytes lie around a threshold or in a size class.

@@ -73,15 +73,24 @@ struct Msg {
 
 // Status fields MPI defines for a receive (or probe) with receive type t. After truncation the
 // count is the implementation's choice (Open MPI: the whole message, MPICH: what fitted), so it
-// is not compared then.
-std::vector<int> status_fields(const MPI_Status& st, MPI_Datatype t, bool truncated = false) {
+// is not compared then. Nor is MPI_Test_cancelled of a probe's status, whose cancelled field
+// MPICH leaves as it was.
+std::vector<int> status_fields(const MPI_Status& st, MPI_Datatype t, bool truncated = false,
+                               bool probe = false) {
   int count = -7, elements = -7, cancelled = -7;
   if (!truncated) {
     MPI_Get_count(&st, t, &count);
     MPI_Get_elements(&st, t, &elements);
   }
-  MPI_Test_cancelled(&st, &cancelled);
+  if (!probe) MPI_Test_cancelled(&st, &cancelled);
   return {st.MPI_SOURCE, st.MPI_TAG, count, elements, cancelled};
+}
+// A receive from MPI_PROC_NULL: the standard says what its status holds (source MPI_PROC_NULL,
+// tag MPI_ANY_TAG, count 0), and MPICH 4.0.2 itself gets it wrong for Irecv and Recv_init, so
+// the native run records the standard's values as the oracle.
+std::vector<int> null_fields(const std::vector<int>& actual, const Ctx& ctx) {
+  if (ctx.lib) return actual;
+  return {MPI_PROC_NULL, MPI_ANY_TAG, 0, 0, actual[4] == -7 ? -7 : 0};
 }
 const char* kStatusNames = "(MPI_SOURCE, MPI_TAG, MPI_Get_count, MPI_Get_elements, cancelled)";
 
@@ -111,7 +120,7 @@ struct MessagesOp : Op {
       std::vector<unsigned char> care;  // of the receive buffer (truncation)
       int req = -1;                     // index of its receive request
       MPI_Datatype rtype = MPI_DATATYPE_NULL;
-      bool cancel = false, trunc = false;
+      bool cancel = false, trunc = false, null_src = false;
     };
     std::vector<Rec> recs(msgs.size());
     std::vector<MPI_Request> reqs;
@@ -158,7 +167,7 @@ struct MessagesOp : Op {
       // ---- receive side
       if (m.kind == PROBE_NONE) {
         int flag = -1, rc;
-        MPI_Status st;
+        MPI_Status st{};
         int src = m.any_src ? MPI_ANY_SOURCE : m.src;
         if (m.rmode == IPROBE_RECV) {
           rc = MPI_Iprobe(src, kNeverTag, c, &flag, &st);
@@ -198,14 +207,16 @@ struct MessagesOp : Op {
       }
       rec.rtype = rt->type;
       rec.trunc = m.trunc;
+      rec.null_src = m.kind == NULL_RECV;
       int src = m.kind == NULL_RECV ? MPI_PROC_NULL : m.any_src ? MPI_ANY_SOURCE : m.src;
       int tag = m.any_tag || m.kind == NULL_RECV ? MPI_ANY_TAG : m.tag;
       if (m.kind == NULL_RECV && m.any_tag == false) tag = m.tag;
       int n = (int)m.rcap, rc = MPI_SUCCESS;
-      MPI_Status st;
+      MPI_Status st{};
       MPI_Request q = MPI_REQUEST_NULL;
       auto probe_status = [&](const char* what, int prc, const MPI_Status& ps) {
-        std::vector<int> f = status_fields(ps, rt->type);
+        std::vector<int> f = status_fields(ps, rt->type, false, true);
+        if (m.kind == NULL_RECV) f = null_fields(f, ctx);
         f.insert(f.begin(), err_class(prc));
         rec.ints.push_back({std::string(what) + ": error class, status " + kStatusNames, f});
       };
@@ -225,7 +236,7 @@ struct MessagesOp : Op {
           break;
         case PROBE_RECV:
         case IPROBE_RECV: {
-          MPI_Status ps;
+          MPI_Status ps{};
           int prc, flag = 0;
           if (m.rmode == PROBE_RECV) {
             prc = MPI_Probe(src, tag, c, &ps);
@@ -238,7 +249,7 @@ struct MessagesOp : Op {
           break;
         }
         default: {  // matched probes
-          MPI_Status ps;
+          MPI_Status ps{};
           MPI_Message msg = MPI_MESSAGE_NULL;
           int prc, flag = 0;
           if (m.rmode == MPROBE_MRECV || m.rmode == MPROBE_IMRECV) {
@@ -265,6 +276,7 @@ struct MessagesOp : Op {
         reqs.push_back(q);
       } else {
         std::vector<int> f = status_fields(st, rt->type, m.trunc);
+        if (m.kind == NULL_RECV) f = null_fields(f, ctx);
         rec.ints.push_back({std::string("receive status ") + kStatusNames, f});
       }
     }
@@ -283,7 +295,10 @@ struct MessagesOp : Op {
         rec.ints.push_back({"cancelled", {cancelled}});
       } else {
         rec.ints.push_back({std::string("receive status ") + kStatusNames,
-                            status_fields(statuses[rec.req], rec.rtype, rec.trunc)});
+                            rec.null_src ? null_fields(status_fields(statuses[rec.req],
+                                                                     rec.rtype), ctx)
+                                         : status_fields(statuses[rec.req], rec.rtype,
+                                                         rec.trunc)});
       }
     }
     // completed sends: error classes (their statuses carry nothing defined)
@@ -322,8 +337,7 @@ void perm(Rng& rng, int p, std::vector<int>& to, std::vector<int>& from) {
 }
 
 struct PairOp : Op {
-  int p = 0, variant = 0;  // 0 Sendrecv, 1 Sendrecv_replace, 2 Rsend, 3 Irsend, 4 Rsend_init,
-                           // 5 Isendrecv, 6 Isendrecv_replace
+  int p = 0, variant = 0;  // 0 Sendrecv, 1 Sendrecv_replace, 2 Rsend, 3 Irsend, 4 Rsend_init
   int unit = U_INT;
   std::vector<int> to, from, stag, rtag_any, rsrc_any;
   std::vector<long> E;     // units each rank sends
@@ -331,7 +345,7 @@ struct PairOp : Op {
   std::vector<long> rcap;  // receive count (elements of rlay); replace: the one count
   std::string describe() const override {
     static const char* names[] = {"Sendrecv", "Sendrecv_replace", "Rsend", "Irsend",
-                                  "Rsend_init", "Isendrecv", "Isendrecv_replace"};
+                                  "Rsend_init"};
     std::string s = fmt("MPI_%s over a permutation, units of %s", names[variant],
                         unit_name(unit));
     for (int r = 0; r < p; ++r)
@@ -348,23 +362,17 @@ struct PairOp : Op {
     int src = from[r] < 0 ? MPI_PROC_NULL : rsrc_any[r] ? MPI_ANY_SOURCE : from[r];
     int rtag = rtag_any[r] ? MPI_ANY_TAG : from[r] >= 0 ? stag[from[r]] : 0;
     TypeP st = build(slay[r]), rt = build(rlay[r]);
-    MPI_Status status;
+    MPI_Status status{};
     int rc = MPI_SUCCESS, rc2 = MPI_SUCCESS;
-    bool replace = variant == 1 || variant == 6;
+    bool replace = variant == 1;
     if (replace) {  // one buffer, type and count both ways: rlay, rcap
       Buf b = make_buf({{rt, rcap[r], 0, "buffer"}}, mix(ctx.seed, 1));
       int n = (int)rcap[r];
-      if (variant == 1) {
-        rc = MPI_Sendrecv_replace(b.origin(), n, rt->type, dest, stag[r], src, rtag, c, &status);
-      } else {
-#if MPI_VERSION >= 4
-        MPI_Request q;
-        rc = MPI_Isendrecv_replace(b.origin(), n, rt->type, dest, stag[r], src, rtag, c, &q);
-        rc2 = MPI_Wait(&q, &status);
-#endif
-      }
+      rc = MPI_Sendrecv_replace(b.origin(), n, rt->type, dest, stag[r], src, rtag, c, &status);
       out.ints("error classes", {err_class(rc), err_class(rc2)});
-      out.ints(std::string("status ") + kStatusNames, status_fields(status, rt->type));
+      std::vector<int> f = status_fields(status, rt->type);
+      out.ints(std::string("status ") + kStatusNames,
+               src == MPI_PROC_NULL ? null_fields(f, ctx) : f);
       out.buffer("buffer", std::move(b));
     } else {
       Buf sb = make_buf({{st, E[r] / st->units, 0, "message"}}, mix(ctx.seed, 1));
@@ -373,13 +381,6 @@ struct PairOp : Op {
       if (variant == 0) {
         rc = MPI_Sendrecv(sb.origin(), sn, st->type, dest, stag[r], rb.origin(), rn, rt->type,
                           src, rtag, c, &status);
-      } else if (variant == 5) {
-#if MPI_VERSION >= 4
-        MPI_Request q;
-        rc = MPI_Isendrecv(sb.origin(), sn, st->type, dest, stag[r], rb.origin(), rn, rt->type,
-                           src, rtag, c, &q);
-        rc2 = MPI_Wait(&q, &status);
-#endif
       } else {  // ready mode: every receive is posted before the barrier, every send after it
         MPI_Request q[2];
         rc = MPI_Irecv(rb.origin(), rn, rt->type, src, rtag, c, &q[0]);
@@ -393,14 +394,16 @@ struct PairOp : Op {
           rc2 = MPI_Rsend_init(sb.origin(), sn, st->type, dest, stag[r], c, &q[1]);
           if (rc2 == MPI_SUCCESS) rc2 = MPI_Start(&q[1]);
         }
-        MPI_Status sts[2];
+        MPI_Status sts[2]{};
         int rc3 = MPI_Waitall(2, q, sts);
         if (variant == 4) MPI_Request_free(&q[1]);
         status = sts[0];
         out.ints("Waitall: error class", {err_class(rc3)});
       }
       out.ints("error classes", {err_class(rc), err_class(rc2)});
-      out.ints(std::string("status ") + kStatusNames, status_fields(status, rt->type));
+      std::vector<int> f = status_fields(status, rt->type);
+      out.ints(std::string("status ") + kStatusNames,
+               src == MPI_PROC_NULL ? null_fields(f, ctx) : f);
       out.buffer("sendbuf", std::move(sb));
       out.buffer("recvbuf", std::move(rb));
     }
@@ -414,8 +417,13 @@ struct PairOp : Op {
 const std::vector<long> kP2pSizes = {256, 4096, 12288, 32768, 65536, 131072};
 
 int p2p_unit(Rng& rng) {
+#ifdef OPEN_MPI
   static const std::vector<int> units = {U_INT, U_INT, U_DOUBLE, U_BYTE, U_SHORT, U_MIX,
                                          U_DOUBLE_INT, U_2INT, U_LONG_LONG};
+#else  // see pick_unit
+  static const std::vector<int> units = {U_INT, U_INT, U_DOUBLE, U_BYTE, U_SHORT, U_2INT,
+                                         U_LONG_LONG};
+#endif
   return rng.pick(units);
 }
 
@@ -423,14 +431,13 @@ OpP gen_pair(Rng& rng, int p, const Limits& lim) {
   auto op = std::make_shared<PairOp>();
   op->p = p;
   std::vector<int> variants = {0, 0, 1, 1, 2, 3, 4};
-#if MPI_VERSION >= 4
-  variants.push_back(5);
-  variants.push_back(6);
-#endif
+  // MPI-4's MPI_Isendrecv(_replace) are not compared: Open MPI 4.1 lacks them, and MPICH
+  // 4.0.2's own are broken (statuses with a wrong source and tag, a reference to a derived type
+  // dropped that it does not hold, a crash in a replace to self).
   op->variant = rng.pick(variants);
   perm(rng, p, op->to, op->from);
   op->unit = p2p_unit(rng);
-  bool replace = op->variant == 1 || op->variant == 6;
+  bool replace = op->variant == 1;
   bool ready = op->variant >= 2 && op->variant <= 4;
   for (int r = 0; r < p; ++r) {
     op->slay.push_back(gen_layout(rng, op->unit, gen_units_per_element(rng), 2));
@@ -511,7 +518,8 @@ OpP gen_messages(Rng& rng, int p, const Limits& lim) {
     if (m.src == m.dst && send_blocks(m.smode)) m.smode += ISEND - SEND;  // to self: nonblocking
     if (send_buffered(m.smode) && m.kind == MESSAGE) {
       long bytes = m.E * unit_data_bytes(m.unit);
-      if (bsend_bytes + bytes > kBsendBudget) m.smode -= 2;  // its standard-mode twin
+      if (bsend_bytes + bytes > kBsendBudget)
+        m.smode -= 2;  // its standard-mode twin
       else bsend_bytes += bytes;
     }
     m.rcap = (m.E + kr - 1) / kr + rng.range(0, 2);
