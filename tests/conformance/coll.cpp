@@ -1070,7 +1070,6 @@ OpP gen_reduce(Rng& rng, int p, const Limits& lim, RedKind kind) {
 #endif
     op->user_type = user_layout(rng, ints, dense);
     elem_bytes = 4 * ints;
-    op->bottom = rng.chance(10) && kind != REDUCE;  // needs in place, see below
   } else {
     std::vector<PredefType> types = predef_types();
     op->predef = (int)rng.range(0, (long)types.size() - 1);
@@ -1103,17 +1102,19 @@ OpP gen_reduce(Rng& rng, int p, const Limits& lim, RedKind kind) {
     }
   }
   op->inplace = rng.chance(30);
+  // MPI_BOTTOM names one buffer through the single type argument: only in place (Reduce: in
+  // place at the root, whose recvbuf it then names; the others name their sendbuf).
+  op->bottom = rng.chance(10);
+  if (op->bottom) op->inplace = true;
 #ifndef OPEN_MPI
   // MPICH 4.0.2's MPI_Reduce (its reduce-scatter-gather algorithm: a commutative operation on
   // more than 2048 bytes) dereferences MPI_IN_PLACE at a root other than 0 and crashes.
   const bool commutative_op = op->op >= 0 || op->op == -1;
   if (kind == REDUCE && !op->nb && op->root != 0 && commutative_op &&
       op->count * elem_bytes > 2048)
-    op->inplace = false;
+    op->inplace = op->bottom = false;
 #endif
   op->nonroot_recv = rng.chance(30);
-  // MPI_BOTTOM names one buffer through the single type argument: only in place (all ranks).
-  if (op->bottom && kind != REDUCE) op->inplace = true;
   return op;
 }
 

@@ -315,6 +315,7 @@ int main(int argc, char** argv) {
     printf("\n");
     fflush(stdout);
   }
+  const double slow = getenv("CONFORMANCE_SLOW") ? atof(getenv("CONFORMANCE_SLOW")) : 0;
   int kinds[2] = {0, 0};
   long mismatches = 0, ran = 0;
   for (long k = first; k < first + cases; ++k) {
@@ -332,10 +333,17 @@ int main(int argc, char** argv) {
     if (cp.rank >= 0) {
       uint64_t cseed = mix(seed ^ 0x5eedull, (uint64_t)k);
       int size = (int)cp.members.size();
+      double t1 = MPI_Wtime();
       Outcome native = run_case(cs, cp.native, cp.rank, size, false, cseed);
+      double t2 = MPI_Wtime();
       Outcome lib = run_case(cs, cp.lib, cp.rank, size, true, cseed);
+      double t3 = MPI_Wtime();
       diff = compare(native, lib);
       ++ran;
+      // Where the time of a run goes: cases slower than CONFORMANCE_SLOW seconds.
+      if (slow > 0 && cp.rank == 0 && t3 - t1 > slow)
+        printf("conformance: case %ld took %.2f s natively, %.2f s on the library:\n%s\n", k,
+               t2 - t1, t3 - t2, cs.describe().c_str()), fflush(stdout);
     }
     int bad = diff.empty() ? INT_MAX : wr, lowest;
     MPI_Allreduce(&bad, &lowest, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);

@@ -343,16 +343,18 @@ struct PairOp : Op {
   std::vector<long> E;     // units each rank sends
   std::vector<LayoutP> slay, rlay;
   std::vector<long> rcap;  // receive count (elements of rlay); replace: the one count
+  std::vector<bool> sbottom, rbottom;  // absolute-address types at MPI_BOTTOM
   std::string describe() const override {
     static const char* names[] = {"Sendrecv", "Sendrecv_replace", "Rsend", "Irsend",
                                   "Rsend_init"};
     std::string s = fmt("MPI_%s over a permutation, units of %s", names[variant],
                         unit_name(unit));
     for (int r = 0; r < p; ++r)
-      s += fmt("\n    rank %d: to %d tag %d, %ld units as %s; from %d%s%s, count %ld x %s", r,
-               to[r], stag[r], E[r], slay[r]->describe().c_str(), from[r],
-               rsrc_any[r] ? " (ANY_SOURCE)" : "", rtag_any[r] ? " (ANY_TAG)" : "", rcap[r],
-               rlay[r]->describe().c_str());
+      s += fmt("\n    rank %d: to %d tag %d, %ld units as %s%s; from %d%s%s, count %ld x %s%s", r,
+               to[r], stag[r], E[r], slay[r]->describe().c_str(),
+               sbottom[r] ? " at MPI_BOTTOM" : "", from[r], rsrc_any[r] ? " (ANY_SOURCE)" : "",
+               rtag_any[r] ? " (ANY_TAG)" : "", rcap[r], rlay[r]->describe().c_str(),
+               rbottom[r] ? " at MPI_BOTTOM" : "");
     return s;
   }
   void start(Ctx& ctx, Outcome& out, std::vector<MPI_Request>&) override {
@@ -362,13 +364,26 @@ struct PairOp : Op {
     int src = from[r] < 0 ? MPI_PROC_NULL : rsrc_any[r] ? MPI_ANY_SOURCE : from[r];
     int rtag = rtag_any[r] ? MPI_ANY_TAG : from[r] >= 0 ? stag[from[r]] : 0;
     TypeP st = build(slay[r]), rt = build(rlay[r]);
+    std::vector<TypeP> absolutes;
+    // The buffer argument and type of a buffer: its origin, or MPI_BOTTOM and absolute addresses
+    auto at = [&](Buf& b, const TypeP& t, bool bottom, void** ptr, MPI_Datatype* type) {
+      *ptr = b.origin();
+      *type = t->type;
+      if (!bottom) return;
+      absolutes.push_back(absolute(t, b.origin()));
+      *ptr = MPI_BOTTOM;
+      *type = absolutes.back()->type;
+    };
     MPI_Status status{};
     int rc = MPI_SUCCESS, rc2 = MPI_SUCCESS;
     bool replace = variant == 1;
     if (replace) {  // one buffer, type and count both ways: rlay, rcap
       Buf b = make_buf({{rt, rcap[r], 0, "buffer"}}, mix(ctx.seed, 1));
       int n = (int)rcap[r];
-      rc = MPI_Sendrecv_replace(b.origin(), n, rt->type, dest, stag[r], src, rtag, c, &status);
+      void* ptr;
+      MPI_Datatype type;
+      at(b, rt, rbottom[r], &ptr, &type);
+      rc = MPI_Sendrecv_replace(ptr, n, type, dest, stag[r], src, rtag, c, &status);
       out.ints("error classes", {err_class(rc), err_class(rc2)});
       std::vector<int> f = status_fields(status, rt->type);
       out.ints(std::string("status ") + kStatusNames,
@@ -378,20 +393,23 @@ struct PairOp : Op {
       Buf sb = make_buf({{st, E[r] / st->units, 0, "message"}}, mix(ctx.seed, 1));
       Buf rb = make_buf({{rt, rcap[r], 0, "receive buffer"}}, mix(ctx.seed, 2));
       int sn = (int)(E[r] / st->units), rn = (int)rcap[r];
+      void *sptr, *rptr;
+      MPI_Datatype stype, rtype;
+      at(sb, st, sbottom[r], &sptr, &stype);
+      at(rb, rt, rbottom[r], &rptr, &rtype);
       if (variant == 0) {
-        rc = MPI_Sendrecv(sb.origin(), sn, st->type, dest, stag[r], rb.origin(), rn, rt->type,
-                          src, rtag, c, &status);
+        rc = MPI_Sendrecv(sptr, sn, stype, dest, stag[r], rptr, rn, rtype, src, rtag, c, &status);
       } else {  // ready mode: every receive is posted before the barrier, every send after it
         MPI_Request q[2];
-        rc = MPI_Irecv(rb.origin(), rn, rt->type, src, rtag, c, &q[0]);
+        rc = MPI_Irecv(rptr, rn, rtype, src, rtag, c, &q[0]);
         MPI_Barrier(c);
         if (variant == 2) {
-          rc2 = MPI_Rsend(sb.origin(), sn, st->type, dest, stag[r], c);
+          rc2 = MPI_Rsend(sptr, sn, stype, dest, stag[r], c);
           q[1] = MPI_REQUEST_NULL;
         } else if (variant == 3) {
-          rc2 = MPI_Irsend(sb.origin(), sn, st->type, dest, stag[r], c, &q[1]);
+          rc2 = MPI_Irsend(sptr, sn, stype, dest, stag[r], c, &q[1]);
         } else {
-          rc2 = MPI_Rsend_init(sb.origin(), sn, st->type, dest, stag[r], c, &q[1]);
+          rc2 = MPI_Rsend_init(sptr, sn, stype, dest, stag[r], c, &q[1]);
           if (rc2 == MPI_SUCCESS) rc2 = MPI_Start(&q[1]);
         }
         MPI_Status sts[2]{};
@@ -409,6 +427,7 @@ struct PairOp : Op {
     }
     st->free();
     rt->free();
+    for (auto& t : absolutes) t->free();
   }
   void finish(Ctx&, Outcome&) override {}
   bool fenced() const override { return true; }
@@ -448,6 +467,8 @@ OpP gen_pair(Rng& rng, int p, const Limits& lim) {
     op->rtag_any.push_back(rng.chance(30));
     // ANY_SOURCE only for a process that has a sender (a receive from nobody would wait)
     op->rsrc_any.push_back(op->from[r] >= 0 && !ready && rng.chance(30));
+    op->sbottom.push_back(rng.chance(8));
+    op->rbottom.push_back(rng.chance(8));
   }
   if (replace) {
     // one buffer, type and count both ways: every rank moves the same number of units
