@@ -1103,8 +1103,19 @@ OpP gen_reduce(Rng& rng, int p, const Limits& lim, RedKind kind) {
   }
   op->inplace = rng.chance(30);
   // MPI_BOTTOM names one buffer through the single type argument: only in place (Reduce: in
-  // place at the root, whose recvbuf it then names; the others name their sendbuf).
-  op->bottom = rng.chance(10);
+  // place at the root, whose recvbuf it then names; the others name their sendbuf). Only with
+  // user operations: absolute addresses need a derived type, and the predefined operations
+  // take predefined types only.
+  op->bottom = op->op < 0 && rng.chance(25);
+#ifdef OPEN_MPI
+  // Open MPI 4.1.4's MPI_Reduce leaves the root's MPI_BOTTOM recvbuf as it was under
+  // MPI_IN_PLACE (at 3 or more processes), and its MPI_Ireduce crashes there: MPI_BOTTOM is a
+  // null pointer in Open MPI, which it then takes for a missing buffer.
+  if (kind == REDUCE) op->bottom = false;
+  // Its ring MPI_Allreduce (longer vectors) crashes on the large positive lower bound of an
+  // absolute-address type, as on any positive lower bound (see user_layout).
+  if (kind == ALLREDUCE && op->count * elem_bytes > 4096) op->bottom = false;
+#endif
   if (op->bottom) op->inplace = true;
 #ifndef OPEN_MPI
   // MPICH 4.0.2's MPI_Reduce (its reduce-scatter-gather algorithm: a commutative operation on
