@@ -241,8 +241,8 @@ static void large_count(MPI_Comm c) {
 #endif
 }
 
-/* Buffered sends from MPI_BOTTOM with an absolute-address type: the library copies the data
- * itself, which MPICH's MPI_Pack refuses to do from a null buffer. */
+/* Buffered sends and Sendrecv_replace from MPI_BOTTOM with an absolute-address type: the
+ * library copies the data itself, which MPICH's MPI_Pack refuses to do from a null buffer. */
 static void buffered_from_bottom(MPI_Comm c) {
   int r = rank_of, p = size_of, right = (r + 1) % p, left = (r + p - 1) % p;
   int out[N], in[N], one = 1;
@@ -269,6 +269,14 @@ static void buffered_from_bottom(MPI_Comm c) {
     if (mode == 2) CHECK_MPI(MPI_Request_free(&req));
     check_data(in, N, left, tag, "buffered send from MPI_BOTTOM");
     check_status(&st, left, tag, N, "buffered send from MPI_BOTTOM");
+  }
+  /* Sendrecv_replace packs its outgoing data the same way */
+  {
+    MPI_Status st;
+    fill(out, N, r, 33);
+    CHECK_MPI(MPI_Sendrecv_replace(MPI_BOTTOM, 1, abs_type, right, 33, left, 33, c, &st));
+    check_data(out, N, left, 33, "Sendrecv_replace at MPI_BOTTOM");
+    check_status(&st, left, 33, N, "Sendrecv_replace at MPI_BOTTOM");
   }
   CHECK_MPI(MPI_Type_free(&abs_type));
   CHECK_MPI(MPI_Type_free(&n_ints));
