@@ -115,17 +115,10 @@ long lcm(long a, long b) { return a / std::gcd(a, b) * b; }
 
 }  // namespace
 
-// The unit of a collective on p processes: Open MPI 4.1's collectives of one process (coll/self)
-// drop the last 8 bytes of 5462 MPI_DOUBLE_INT (65544 bytes) gathered into another layout, so
-// padded pairs are left out there.
+// The unit of a collective on p processes.
 int coll_unit(Rng& rng, int p) {
-  int u = pick_unit(rng);
-#ifdef OPEN_MPI
-  if (p == 1 && (u == U_DOUBLE_INT || u == U_SHORT_INT)) u = U_2INT;
-#else
   (void)p;
-#endif
-  return u;
+  return pick_unit(rng);
 }
 
 // Units whose basic elements differ in type and leave holes (the struct of int, short and
@@ -1131,7 +1124,14 @@ OpP gen_reduce(Rng& rng, int p, const Limits& lim, RedKind kind) {
 
 }  // namespace
 
-OpP gen_collective(Rng& rng, int p, const Limits& lim) {
+OpP gen_collective(Rng& rng, int p, const Limits& given) {
+  Limits lim = given;
+#ifdef OPEN_MPI
+  // Open MPI 4.1.4's collectives of one process (coll/self) copy between two layouts in 64 KiB
+  // pieces and drop the last bytes when a few bytes remain after a whole piece (65544 bytes of
+  // ints as subarray into resized elements: 8 bytes; checked against MPI_Pack/MPI_Unpack).
+  if (p == 1) lim.max_bytes = std::min(lim.max_bytes, 65536L);
+#endif
   switch (rng.range(0, 16)) {
     case 0: {
       auto op = std::make_shared<BarrierOp>();
