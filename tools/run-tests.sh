@@ -97,7 +97,7 @@ done
 # Open MPI at 1-4 ranks. Unoptimised, because the sanitizers make -O2 compile six times slower.
 # Runtime options and the suppressions of MPI's own leaks: tests/reliability/setup/meson.build.
 # To run another suite sanitized, add its name here.
-asan_suites=(mpi unit shim)
+asan_suites=(mpi unit shim conformance)
 asan_test_options=()
 for suite in "${asan_suites[@]}"; do asan_test_options+=(--suite "$suite"); done
 build_and_test build-asan openmpi -Db_sanitize=address,undefined -Db_lundef=false \

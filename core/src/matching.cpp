@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdint>
+#include <cstring>
+#include <vector>
 
 #include "errors.hpp"
 #include "rangecomm/embedding.hpp"
@@ -111,6 +114,36 @@ void dispatch(Channel& ch, int lane, MPI_Message message, const MPI_Status& st) 
 
 }  // namespace
 
+namespace {
+
+// The first `bytes` bytes of one packed element of `type` (fewer than its size: a message that
+// ends inside an element) into element `index` of buf, leaving its other basic elements alone,
+// as a receive does. MPI_Unpack takes whole elements only: the element is unpacked twice into
+// copies of its memory, once padded with 0x00 and once with 0xff, and the bytes on which the
+// two agree (the message's bytes, and the gaps nobody writes) are copied back.
+void unpack_partial(const char* data, MPI_Count bytes, void* buf, int index, MPI_Datatype type) {
+  TypeFacts f = type_facts(type);
+  if (f.true_extent <= 0) return;
+  // uintptr_t arithmetic: buf may be MPI_BOTTOM with an absolute-address type
+  auto region = reinterpret_cast<unsigned char*>(reinterpret_cast<std::uintptr_t>(buf) +
+                                                 static_cast<std::uintptr_t>(index * f.extent) +
+                                                 static_cast<std::uintptr_t>(f.true_lb));
+  std::vector<unsigned char> copy[2], packed(static_cast<size_t>(f.size));
+  std::memcpy(packed.data(), data, static_cast<size_t>(bytes));
+  for (int k = 0; k < 2; ++k) {
+    copy[k].assign(region, region + f.true_extent);
+    std::memset(packed.data() + bytes, k ? 0xff : 0x00, static_cast<size_t>(f.size - bytes));
+    auto origin = reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(copy[k].data()) -
+                                          static_cast<std::uintptr_t>(f.true_lb));
+    int position = 0;
+    MPI_Unpack(packed.data(), f.size, &position, origin, 1, type, MPI_COMM_SELF);
+  }
+  for (MPI_Aint i = 0; i < f.true_extent; ++i)
+    if (copy[0][i] == copy[1][i]) region[i] = copy[0][i];
+}
+
+}  // namespace
+
 int unpack_self(const SelfMessage& m, int source, void* buf, int count, MPI_Datatype type,
                 MPI_Status* status) {
   MPI_Count type_size = 0;
@@ -129,6 +162,8 @@ int unpack_self(const SelfMessage& m, int source, void* buf, int count, MPI_Data
   if (elements > 0)
     unpack_typed(m.packed.data(), static_cast<int>(m.packed.size()), &position, buf, elements,
                  type);
+  MPI_Count rest = bytes - elements * type_size;  // a message that ends inside an element
+  if (rest > 0) unpack_partial(m.packed.data() + position, rest, buf, elements, type);
   set_status(status, source, m.tag, bytes, rc);
   return rc;
 }

@@ -1,6 +1,7 @@
 #include "schedule.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 #include "errors.hpp"
@@ -54,7 +55,10 @@ void* ScratchBlocks::get(int count, MPI_Datatype type) {
     block.bytes.reset(new char[bytes]);
     block.capacity = bytes;
   }
-  return block.bytes.get() - t.true_lb;
+  // Integer arithmetic: with an absolute-address type (MPI_BOTTOM) true_lb is an address, and
+  // the pointer it gives lies outside the block (MPI adds true_lb back).
+  return reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(block.bytes.get()) -
+                                 static_cast<std::uintptr_t>(t.true_lb));
 }
 
 int Schedule::hold_datatypes() {

@@ -62,6 +62,16 @@ int pack(const void* buf, int count, MPI_Datatype type, MPI_Comm comm, std::vect
   if (int rc = MPI_Pack_size(count, type, MPI_COMM_WORLD, &bytes)) return raise_on(comm, rc);
   packed->resize(static_cast<size_t>(bytes) + 1);
   *size = 0;
+  if (buf == MPI_BOTTOM && count > 0) {
+    // Absolute-address types: MPICH refuses MPI_Pack from a null buffer, so the data goes
+    // through MPI's self-communication into MPI_PACKED, which gives the same bytes (as core's
+    // pack_typed does).
+    MPI_Status st;
+    int rc = MPI_Sendrecv(buf, count, type, 0, 0, packed->data(), bytes, MPI_PACKED, 0, 0,
+                          MPI_COMM_SELF, &st);
+    if (rc == MPI_SUCCESS) rc = MPI_Get_count(&st, MPI_PACKED, size);
+    return rc == MPI_SUCCESS ? MPI_SUCCESS : raise_on(comm, rc);
+  }
   if (int rc = MPI_Pack(buf, count, type, packed->data(), bytes, size, MPI_COMM_WORLD))
     return raise_on(comm, rc);
   return MPI_SUCCESS;

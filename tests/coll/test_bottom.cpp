@@ -3,6 +3,7 @@
 // same arguments.
 #include <rangecomm/rangecomm.hpp>
 
+#include <cstdint>
 #include <vector>
 
 #include "mpi_test.hpp"
@@ -110,4 +111,58 @@ TEST_CASE("a message to self from and into MPI_BOTTOM") {
   CHECK(count == 1);
   MPI_Type_free(&send);
   MPI_Type_free(&recv);
+}
+
+namespace {
+
+// A user sum of ints: predefined operations take predefined types only, and an absolute-address
+// type is a derived one. MPI hands it elements of the type, whose data lies at the true lower
+// bound of each.
+void add_ints(void* in, void* inout, int* len, MPI_Datatype* type) {
+  MPI_Aint lb, extent, true_lb, true_extent;
+  MPI_Type_get_extent(*type, &lb, &extent);
+  MPI_Type_get_true_extent(*type, &true_lb, &true_extent);
+  for (int i = 0; i < *len; ++i) {
+    auto a = reinterpret_cast<const int*>(reinterpret_cast<uintptr_t>(in) + i * extent + true_lb);
+    auto b = reinterpret_cast<int*>(reinterpret_cast<uintptr_t>(inout) + i * extent + true_lb);
+    *b += *a;
+  }
+}
+
+}  // namespace
+
+// The reductions keep partial results in scratch blocks of the call's type; for an
+// absolute-address type the block's address minus the type's true lower bound (an address)
+// must not be computed as pointer arithmetic, which wraps (UndefinedBehaviorSanitizer).
+TEST_CASE("in-place reductions into MPI_BOTTOM with an absolute-address type and a user op") {
+  auto w = world();
+  const int p = w.size(), r = w.rank();
+  MPI_Op sum;
+  MPI_Op_create(add_ints, 1, &sum);
+  const int per = 300;  // elements per process: long enough for the halving algorithms
+  for (int kind = 0; kind < 3; ++kind) {
+    std::vector<int> data(per * p);
+    for (int i = 0; i < per * p; ++i) data[i] = 1000 * r + i;
+    MPI_Datatype type = absolute_ints(data.data());
+    int rc = MPI_SUCCESS;
+    if (kind == 0) rc = rangecomm::Allreduce(MPI_IN_PLACE, MPI_BOTTOM, per * p, type, sum, w);
+    if (kind == 1)
+      rc = rangecomm::Reduce_scatter_block(MPI_IN_PLACE, MPI_BOTTOM, per, type, sum, w);
+    if (kind == 2) {
+      rangecomm::Request q;
+      rc = rangecomm::Ireduce_scatter_block(MPI_IN_PLACE, MPI_BOTTOM, per, type, sum, w, &q);
+      if (rc == MPI_SUCCESS) rc = rangecomm::Wait(&q, MPI_STATUS_IGNORE);
+    }
+    REQUIRE(rc == MPI_SUCCESS);
+    // Allreduce: every element; Reduce_scatter_block: this process's block, at the start
+    const int n = kind == 0 ? per * p : per, first = kind == 0 ? 0 : per * r;
+    for (int i = 0; i < n; ++i) {
+      int want = 0;
+      for (int k = 0; k < p; ++k) want += 1000 * k + first + i;
+      INFO("kind " << kind << ", element " << i);
+      REQUIRE(data[i] == want);
+    }
+    MPI_Type_free(&type);
+  }
+  MPI_Op_free(&sum);
 }

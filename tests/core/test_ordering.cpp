@@ -1,4 +1,6 @@
 // Non-overtaking: messages with the same (source, tag) arrive in send order on every path.
+#include <algorithm>
+
 #include "p2p_util.hpp"
 
 using namespace p2ptest;
@@ -127,4 +129,58 @@ TEST_CASE("messages to self keep their order and are matched like any other") {
     CHECK(got.seq == i);
     CHECK(got.sender == me);
   }
+}
+
+// A message that ends inside an element of the receive type fills that element's leading basic
+// elements (MPI_Get_count is then MPI_UNDEFINED); a message to self must do so too, on every
+// receive path, as MPI itself does on MPI_COMM_SELF. 7 shorts into contig(4, short) elements
+// of a resized type with gaps, and 2 shorts into the first element only.
+TEST_CASE("a message to self that ends inside an element fills its leading basic elements") {
+  Comm w = world();
+  int me = w.rank();
+  MPI_Datatype four, gapped;
+  MPI_Type_contiguous(4, MPI_SHORT, &four);
+  MPI_Type_create_resized(four, -4, 16, &gapped);  // 4 bytes before, 4 after each element
+  MPI_Type_commit(&gapped);
+  short data[8] = {11, 12, 13, 14, 15, 16, 17, 18};
+  for (int n : {7, 2}) {
+    for (int path = 0; path < 4; ++path) {
+      short native[24], range[24];
+      std::fill(native, native + 24, -1);
+      std::fill(range, range + 24, -1);
+      MPI_Status st, nst;
+      REQUIRE(MPI_Sendrecv(data, n, MPI_SHORT, 0, 5, native + 2, 2, gapped, 0, 5, MPI_COMM_SELF,
+                           &nst) == MPI_SUCCESS);
+      Request send;
+      REQUIRE(rangecomm::Isend(data, n, MPI_SHORT, me, 5, w, &send) == MPI_SUCCESS);
+      if (path == 0) {
+        REQUIRE(rangecomm::Recv(range + 2, 2, gapped, me, 5, w, &st) == MPI_SUCCESS);
+      } else if (path == 1) {
+        Request r;
+        REQUIRE(rangecomm::Irecv(range + 2, 2, gapped, me, 5, w, &r) == MPI_SUCCESS);
+        REQUIRE(rangecomm::Wait(&r, &st) == MPI_SUCCESS);
+      } else {
+        Message m;
+        REQUIRE(rangecomm::Mprobe(me, 5, w, &m, &st) == MPI_SUCCESS);
+        if (path == 2) {
+          REQUIRE(rangecomm::Mrecv(range + 2, 2, gapped, &m, &st) == MPI_SUCCESS);
+        } else {
+          Request r;
+          REQUIRE(rangecomm::Imrecv(range + 2, 2, gapped, &m, &r) == MPI_SUCCESS);
+          REQUIRE(rangecomm::Wait(&r, &st) == MPI_SUCCESS);
+        }
+      }
+      REQUIRE(rangecomm::Wait(&send, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+      INFO("shorts " << n << ", receive path " << path);
+      CHECK(std::vector<short>(range, range + 24) == std::vector<short>(native, native + 24));
+      int elements = -1, native_elements = -2;
+      MPI_Get_elements(&st, gapped, &elements);
+      MPI_Get_elements(&nst, gapped, &native_elements);
+      CHECK(elements == n);
+      CHECK(elements == native_elements);
+      CHECK(count_of(st, gapped) == MPI_UNDEFINED);
+    }
+  }
+  MPI_Type_free(&gapped);
+  MPI_Type_free(&four);
 }

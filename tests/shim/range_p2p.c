@@ -1,7 +1,8 @@
 /* Point-to-point on range communicators through the standard API: every send mode, blocking
  * and nonblocking, wildcards, probes and matched probes, sendrecv(_replace), persistent
- * requests, MPI_PROC_NULL and messages to self, each status checked field by field (range
- * ranks, user tags, counts). Runs on a contiguous range and on a strided one. */
+ * requests, MPI_PROC_NULL and messages to self, buffered sends from MPI_BOTTOM, each status
+ * checked field by field (range ranks, user tags, counts). Runs on a contiguous range and on a
+ * strided one. */
 #include "shim_check.h" /* first: it asks for _GNU_SOURCE */
 
 #define RANGECOMM_WEAK_SYMBOLS /* the plain build gets the library by LD_PRELOAD only */
@@ -240,6 +241,47 @@ static void large_count(MPI_Comm c) {
 #endif
 }
 
+/* Buffered sends and Sendrecv_replace from MPI_BOTTOM with an absolute-address type: the
+ * library copies the data itself, which MPICH's MPI_Pack refuses to do from a null buffer. */
+static void buffered_from_bottom(MPI_Comm c) {
+  int r = rank_of, p = size_of, right = (r + 1) % p, left = (r + p - 1) % p;
+  int out[N], in[N], one = 1;
+  MPI_Aint at;
+  MPI_Datatype abs_type, n_ints;
+  CHECK_MPI(MPI_Type_contiguous(N, MPI_INT, &n_ints));
+  CHECK_MPI(MPI_Get_address(out, &at));
+  CHECK_MPI(MPI_Type_create_struct(1, &one, &at, &n_ints, &abs_type));
+  CHECK_MPI(MPI_Type_commit(&abs_type));
+  for (int mode = 0; mode < 3; ++mode) {
+    int tag = 30 + mode;
+    MPI_Request req = MPI_REQUEST_NULL, rreq;
+    MPI_Status st;
+    fill(out, N, r, tag);
+    CHECK_MPI(MPI_Irecv(in, N, MPI_INT, left, tag, c, &rreq));
+    if (mode == 0) CHECK_MPI(MPI_Bsend(MPI_BOTTOM, 1, abs_type, right, tag, c));
+    if (mode == 1) CHECK_MPI(MPI_Ibsend(MPI_BOTTOM, 1, abs_type, right, tag, c, &req));
+    if (mode == 2) {
+      CHECK_MPI(MPI_Bsend_init(MPI_BOTTOM, 1, abs_type, right, tag, c, &req));
+      CHECK_MPI(MPI_Start(&req));
+    }
+    CHECK_MPI(MPI_Wait(&rreq, &st));
+    CHECK_MPI(MPI_Wait(&req, MPI_STATUS_IGNORE));
+    if (mode == 2) CHECK_MPI(MPI_Request_free(&req));
+    check_data(in, N, left, tag, "buffered send from MPI_BOTTOM");
+    check_status(&st, left, tag, N, "buffered send from MPI_BOTTOM");
+  }
+  /* Sendrecv_replace packs its outgoing data the same way */
+  {
+    MPI_Status st;
+    fill(out, N, r, 33);
+    CHECK_MPI(MPI_Sendrecv_replace(MPI_BOTTOM, 1, abs_type, right, 33, left, 33, c, &st));
+    check_data(out, N, left, 33, "Sendrecv_replace at MPI_BOTTOM");
+    check_status(&st, left, 33, N, "Sendrecv_replace at MPI_BOTTOM");
+  }
+  CHECK_MPI(MPI_Type_free(&abs_type));
+  CHECK_MPI(MPI_Type_free(&n_ints));
+}
+
 static void run_all(MPI_Comm c) {
   CHECK_MPI(MPI_Comm_rank(c, &rank_of));
   CHECK_MPI(MPI_Comm_size(c, &size_of));
@@ -251,6 +293,7 @@ static void run_all(MPI_Comm c) {
   proc_null_and_self(c);
   errors(c);
   large_count(c);
+  buffered_from_bottom(c);
 }
 
 int main(int argc, char **argv) {
