@@ -1,6 +1,8 @@
 /* capi_create_bench: making a communicator for one half of MPI_COMM_WORLD through the C API of
  * librangecomm.so (MPIX_Comm_create_range, MPIX_Icomm_create_group) against MPI's own
- * MPI_Comm_create_group and MPI_Comm_split, each followed by MPI_Comm_free.
+ * MPI_Comm_create_group and MPI_Comm_split, each followed by MPI_Comm_free; and MPI_Comm_dup of
+ * the whole world + MPI_Comm_free, which under RANGECOMM_MODE=accelerate is the library's
+ * (then run with as many iterations as the MPIX calls).
  *
  *   capi_create_bench [--range-iters N] [--native-iters N] [--batches B]
  *
@@ -22,9 +24,9 @@
 
 #include "rangecomm.h"
 
-enum { RANGE, ICREATE, CREATE_GROUP, SPLIT, METHODS };
+enum { RANGE, ICREATE, DUP, CREATE_GROUP, SPLIT, METHODS };
 static const char *names[METHODS] = {"MPIX_Comm_create_range", "MPIX_Icomm_create_group",
-                                     "MPI_Comm_create_group", "MPI_Comm_split"};
+                                     "MPI_Comm_dup", "MPI_Comm_create_group", "MPI_Comm_split"};
 
 static int compare_doubles(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -43,6 +45,9 @@ static void create_free(int method, int r, int p, MPI_Group half_group) {
     case ICREATE:
       MPIX_Icomm_create_group(MPI_COMM_WORLD, half_group, 1, &c, &req);
       MPI_Wait(&req, MPI_STATUS_IGNORE);
+      break;
+    case DUP:
+      MPI_Comm_dup(MPI_COMM_WORLD, &c);
       break;
     case CREATE_GROUP:
       MPI_Comm_create_group(MPI_COMM_WORLD, half_group, 1, &c);
@@ -143,10 +148,13 @@ int main(int argc, char **argv) {
   MPI_Comm_group(MPI_COMM_WORLD, &world);
   int h = p / 2, triple[1][3] = {{r < h ? 0 : h, r < h ? h - 1 : p - 1, 1}};
   MPI_Group_range_incl(world, 1, triple, &half);
+  const char *mode = getenv("RANGECOMM_MODE");
+  int accelerated =
+      mode != NULL && (strcmp(mode, "accelerate") == 0 || strcmp(mode, "shadow") == 0);
   double us[METHODS], cpu[METHODS], spread[METHODS][2];
   for (int m = 0; m < METHODS; ++m)
-    measure(m, m <= ICREATE ? range_iters : native_iters, (int)batches, r, p, half, &us[m],
-            &cpu[m], spread[m]);
+    measure(m, m <= ICREATE || (m == DUP && accelerated) ? range_iters : native_iters,
+            (int)batches, r, p, half, &us[m], &cpu[m], spread[m]);
   if (r == 0 && csv) {
     /* the drivers' common rows: ratio_vs_native = median / median of MPI_Comm_create_group */
     printf("experiment,variant,param,ranks,median_us,min_us,max_us,ratio_vs_native,unit,note\n");
@@ -154,7 +162,8 @@ int main(int argc, char **argv) {
       printf("capi_create,%s,half,%d,%.6g,%.6g,%.6g,%.6g,us,wall (cpu %.6g us)\n", names[m], p,
              us[m], spread[m][0], spread[m][1], us[m] / us[CREATE_GROUP], cpu[m]);
   } else if (r == 0) {
-    printf("# ranks %d, halves of MPI_COMM_WORLD, create + MPI_Comm_free, us per pair\n", p);
+    printf("# ranks %d, halves of MPI_COMM_WORLD (MPI_Comm_dup: all of it), create + "
+           "MPI_Comm_free, us per pair; RANGECOMM_MODE=%s\n", p, accelerated ? mode : "off");
     printf("%-26s %12s %12s %12s %12s %12s\n", "method", "wall_us", "cpu_us", "x_group_wall",
            "x_split_wall", "x_group_cpu");
     for (int m = 0; m < METHODS; ++m)

@@ -33,10 +33,10 @@ def _generic_body(f, indent='  '):
     if f.blocking:
         lines.append('if (RC_UNLIKELY(rangecomm::Progress_needed())) return rc_blocking_{}({});'
                      .format(f.name, f.args()))
-    if f.sets_errhandler:
+    if f.change_report:
         comm = next(p.name for p in f.params if p.htype == 'MPI_Comm' and p.shape == 'value')
         lines.append('{} rc = rc_real.{}({});'.format(f.ret, f.name, f.args()))
-        lines.append('rcshim::errhandler_set({});'.format(comm))
+        lines.append('rcshim::{}({});'.format(f.change_report, comm))
         lines.append('return rc;')
     else:
         lines.append('return rc_real.{}({});'.format(f.name, f.args()))

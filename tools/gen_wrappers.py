@@ -94,8 +94,8 @@ class Function:
         return mpi_api.is_collective(self.name)
 
     @property
-    def sets_errhandler(self):
-        return mpi_api.sets_errhandler(self.name)
+    def change_report(self):
+        return mpi_api.change_report(self.name)
 
     def checked(self):
         """Parameters whose handle value is tested for fake: by value, or in-out pointers."""

@@ -79,14 +79,17 @@ _HANDWRITTEN = {
     'Comm_c2f', 'Comm_f2c', 'Request_c2f', 'Request_f2c', 'Message_c2f', 'Message_f2c',
 } | _EXTRA_WRAPPED
 
-# Calls that set a communicator's error handler: on a real communicator the generated wrapper
-# reports it after MPI's call (rcshim::errhandler_set, shim/src/errhandler_cache.h), so that the error
-# handler the library caches for MPI_COMM_WORLD (inherited by new ranges) is known to be stale.
-_SETS_ERRHANDLER = {'Comm_set_errhandler', 'Errhandler_set'}
+# Calls that change what the library caches of MPI_COMM_WORLD: on a real communicator the
+# generated wrapper reports the change after MPI's call (shim/src/errhandler_cache.h), so that
+# the error handler and the hints kept for the world (inherited by new communicators) are known
+# to be stale. Maps the call to the function it calls.
+_REPORTS_CHANGE = {'Comm_set_errhandler': 'errhandler_set', 'Errhandler_set': 'errhandler_set',
+                   'Comm_set_info': 'info_set'}
 
 
-def sets_errhandler(name):
-    return base_name(name) in _SETS_ERRHANDLER
+def change_report(name):
+    """The rcshim function the wrapper of `name` calls after MPI's call, or None."""
+    return _REPORTS_CHANGE.get(base_name(name))
 
 
 # Pointer parameters whose current value is read (in-out); every other pointer to a handle is

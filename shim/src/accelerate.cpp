@@ -1,24 +1,26 @@
 // RANGECOMM_MODE=accelerate: communicators an unmodified program makes from real
 // intracommunicators of MPI_COMM_WORLD's processes (the world, its dups, any split or merge)
-// become library communicators of the world's range, so they cost no MPI context id:
-// - MPI_Comm_dup(_with_info), MPI_Comm_split, MPI_Comm_split_type (MPI_COMM_TYPE_SHARED) and
-//   MPI_Comm_create are collective over the parent: each member makes its communicator alone
-//   (split after exchanging colours and keys), its identity derived from the members and how
-//   many such creations came before (docs/tag-layout.md). A program orders the creations on
-//   one parent alike at every member, and those of different parents with the same members
-//   too, or it would not run natively. The results are ranges, or general groups when their
-//   members are not evenly spaced.
-// - MPI_Comm_create_group (collective over the group) and MPI_Comm_idup (nonblocking) agree
-//   among the members with rangecomm::Icomm_create_agreed.
+// become library communicators, so they cost no MPI context id and, mostly, no message. Each
+// member makes its communicator alone, its identity derived from its parent's and how many
+// identical creations came before on that parent (docs/tag-layout.md): MPI has the program
+// order the collective calls on one communicator alike at every member (per thread too).
+// - The parent's identity: the world has one; another real communicator gets a mirror, an
+//   identity its members agree on in one all-reduction over it, at its first creation
+//   collective over it (agree_mirror), and keeps it until MPI frees it.
+// - MPI_Comm_dup(_with_info), MPI_Comm_create, MPI_Comm_create_group, MPI_Comm_idup: no
+//   message (create_group and idup of a real parent without a mirror agree on a number:
+//   one all-reduction over the group or the parent). MPI_Comm_split and
+//   MPI_Comm_split_type(MPI_COMM_TYPE_SHARED): one exchange of colours and keys (host names).
+//   The results are ranges, or general groups when their members are not evenly spaced.
 // Other creation calls, other split types and parents that do not map into the world stay with
 // MPI. Without the variable (or RANGECOMM_MODE=off) these hooks cost the real call one load.
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <numeric>
 
 #include "objects.h"
 #include "rangecomm/embedding.hpp"
+#include "report.h"
 
 namespace rcshim {
 
@@ -36,15 +38,6 @@ namespace {
 // The exchanges run as the program's own collectives on the parent would, under the progress
 // rule (rc_blocking_*: range operations still pending keep moving while it waits), and without
 // the library lock: MPI may block here until other processes' threads arrive.
-Reduce reduce_on(MPI_Comm parent) {
-  return [parent](const std::uint32_t* in, std::uint32_t* out, int n, MPI_Op op) {
-    Unlocked unlocked;
-    if (rangecomm::Progress_needed())
-      return rc_blocking_MPI_Allreduce(in, out, n, MPI_UINT32_T, op, parent);
-    return MPI_Allreduce(in, out, n, MPI_UINT32_T, op, parent);
-  };
-}
-
 int allgather_ints(MPI_Comm parent, int* mine, int n, std::vector<int>* all) {
   Unlocked unlocked;
   if (rangecomm::Progress_needed())
@@ -52,49 +45,46 @@ int allgather_ints(MPI_Comm parent, int* mine, int n, std::vector<int>* all) {
   return MPI_Allgather(mine, n, MPI_INT, all->data(), n, MPI_INT, parent);
 }
 
-// Makes this process's group of world ranks `members` for a creation collective over the real
-// parent (none for a non-member). *made is false (everywhere alike) when a bit of `required` in
-// `facts` is missing somewhere: MPI must do it.
-int make_group(MPI_Comm parent, bool member, const std::vector<int>& members,
-               std::uint32_t facts, std::uint32_t required, MPI_Comm* newcomm, bool* made) {
-  SplitPlan plan;
-  plan.member = member;
-  plan.ranks = members;
-  rangecomm::Comm mine;
-  int rc = make_collective(
-      reduce_on(parent), facts, required,
-      [&](int level, rangecomm::Comm* out) { return make_members(world_range(), plan, level, out); },
-      made, &mine);
-  if (rc != MPI_SUCCESS) return raise_on(parent, rc);
-  if (!*made) return MPI_SUCCESS;
-  *newcomm = MPI_COMM_NULL;
-  return member ? new_comm(std::move(mine), inherited_errhandler(parent), newcomm) : MPI_SUCCESS;
+// Why a real communicator has no place in the world's range.
+Why unmapped(MPI_Comm comm) {
+  int inter = 0;
+  return MPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && inter ? Why::intercomm
+                                                                    : Why::outside_world;
 }
 
-// The parent's ranks as world ranks.
-std::vector<int> world_ranks(const RangeParent& p, const std::vector<int>& ranks) {
-  std::vector<int> out(ranks.size());
-  for (size_t i = 0; i < ranks.size(); ++i) out[i] = p.in_range(ranks[i]);
-  return out;
+// This process's communicator of a creation collective over the real parent `comm` (dup,
+// split, create): the parent ranks plan->ranks, or all of them in order when plan is null (as
+// make_members makes that range), derived from the parent's own identity (the world's, or its
+// mirror's, agreed at its first such creation). MPI_COMM_NULL for a non-member.
+int make_from(MPI_Comm comm, RangeParent& p, const SplitPlan* plan, MPI_Comm* newcomm) {
+  if (int rc = agree_mirror(comm, &p)) return raise_on(comm, rc);
+  rangecomm::Comm mine;
+  int rc = plan != nullptr
+               ? make_members(*p.self, *plan, kCollectiveLevel, &mine)
+               : rangecomm::Split_Comm_below(*p.self, 0, p.size - 1, 1, kCollectiveLevel, &mine);
+  if (rc != MPI_SUCCESS) return raise_on(comm, rc);
+  *newcomm = MPI_COMM_NULL;
+  return plan == nullptr || plan->member
+             ? new_comm(std::move(mine), inherited_errhandler(comm), newcomm)
+             : MPI_SUCCESS;
 }
 
 // MPI_Comm_dup(_with_info) of a real communicator; `made` is false when MPI must do it.
-int accelerated_dup(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm, bool* made) {
-  *made = false;
+int accelerated_dup(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm, bool* made, Why* why) {
   RangeParent p;
-  if (!mapped_parent(comm, &p)) return MPI_SUCCESS;
-  std::vector<int> all(static_cast<size_t>(p.size));
-  std::iota(all.begin(), all.end(), 0);
-  std::vector<int> members = world_ranks(p, all);
-  int rc = make_group(comm, true, members, 0, 0, newcomm, made);
-  if (rc != MPI_SUCCESS || !*made) return rc;
+  if (!(*made = mapped_parent(comm, &p))) {
+    *why = unmapped(comm);
+    return MPI_SUCCESS;
+  }
+  if (int rc = make_from(comm, p, nullptr, newcomm)) return rc;
   FakeComm* d = find_comm(*newcomm);
   if (info != MPI_INFO_NULL) {
-    MPI_Info_dup(info, &d->info);
+    create_with_hints(*d, info);
   } else {
-    MPI_Comm_get_info(comm, &d->info);
+    inherit_hints(comm, *d);
   }
-  if ((rc = copy_real_attributes(comm, *d)) == MPI_SUCCESS) return MPI_SUCCESS;
+  int rc = copy_real_attributes(comm, *d);
+  if (rc == MPI_SUCCESS) return MPI_SUCCESS;
   delete_all_attributes(*newcomm, *d);
   release_comm(*newcomm);
   *newcomm = MPI_COMM_NULL;
@@ -102,35 +92,50 @@ int accelerated_dup(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm, bool* made)
 }
 
 // The groups of a split whose (colour, key) pairs every process has.
-int split_by_pairs(MPI_Comm comm, const RangeParent& p, const std::vector<int>& color_key,
-                   MPI_Comm* newcomm, bool* made) {
+int split_by_pairs(MPI_Comm comm, RangeParent& p, const std::vector<int>& color_key,
+                   MPI_Comm* newcomm, bool* made, Why* why) {
   // A negative colour is an error MPI reports; every process sees it and lets MPI split.
   for (int r = 0; r < p.size; ++r)
-    if (color_key[2 * r] < 0 && color_key[2 * r] != MPI_UNDEFINED) return MPI_SUCCESS;
+    if (color_key[2 * r] < 0 && color_key[2 * r] != MPI_UNDEFINED) {
+      *why = Why::mpi_checks;
+      return MPI_SUCCESS;
+    }
+  *made = true;
   SplitPlan plan = plan_split(color_key, p.rank);
-  return make_group(comm, plan.member, world_ranks(p, plan.ranks), 0, 0, newcomm,
-                              made);
+  return make_from(comm, p, &plan, newcomm);
 }
 
-// MPI_Comm_split of a real communicator: ranges for everyone when every group is one.
-int accelerated_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm, bool* made) {
+// MPI_Comm_split of a real communicator: one exchange of colours and keys, then each member
+// makes its group alone.
+int accelerated_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm, bool* made,
+                      Why* why) {
   *made = false;
   RangeParent p;
-  if (!mapped_parent(comm, &p)) return MPI_SUCCESS;
+  if (!mapped_parent(comm, &p)) {
+    *why = unmapped(comm);
+    return MPI_SUCCESS;
+  }
   std::vector<int> color_key(2 * static_cast<size_t>(p.size));
   int mine[2] = {color, key};
   if (int rc = allgather_ints(comm, mine, 2, &color_key)) return rc;
-  return split_by_pairs(comm, p, color_key, newcomm, made);
+  return split_by_pairs(comm, p, color_key, newcomm, made, why);
 }
 
 // MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) of a real communicator: the processes of one host
 // (same MPI_Get_processor_name) are one group, ordered by key; the colour is the lowest parent
 // rank on the host. Other split types stay with MPI.
-int accelerated_split_type(MPI_Comm comm, int type, int key, MPI_Comm* newcomm, bool* made) {
+int accelerated_split_type(MPI_Comm comm, int type, int key, MPI_Comm* newcomm, bool* made,
+                           Why* why) {
   *made = false;
   RangeParent p;
-  if ((type != MPI_COMM_TYPE_SHARED && type != MPI_UNDEFINED) || !mapped_parent(comm, &p))
+  if (type != MPI_COMM_TYPE_SHARED && type != MPI_UNDEFINED) {
+    *why = Why::split_type;
     return MPI_SUCCESS;
+  }
+  if (!mapped_parent(comm, &p)) {
+    *why = unmapped(comm);
+    return MPI_SUCCESS;
+  }
   // Every process learns every host name and key (an MPI_UNDEFINED type takes no part).
   const int width = MPI_MAX_PROCESSOR_NAME + 2;  // name, then the flag and the key
   std::vector<int> mine(width, 0), all(static_cast<size_t>(width) * p.size);
@@ -153,37 +158,13 @@ int accelerated_split_type(MPI_Comm comm, int type, int key, MPI_Comm* newcomm, 
     color_key[2 * r] = color;
     color_key[2 * r + 1] = row[width - 1];
   }
-  return split_by_pairs(comm, p, color_key, newcomm, made);
-}
-
-// MPI_Comm_create of a real communicator (each process may pass its own group, MPI-2.2).
-int accelerated_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm, bool* made) {
-  *made = false;
-  RangeParent p;
-  if (!mapped_parent(comm, &p)) return MPI_SUCCESS;
-  // A bad group only clears this process's bit 0: everyone still meets in the agreement, and
-  // MPI's own MPI_Comm_create then reports the error.
-  int n = 0;
-  bool subset = MPI_Group_size(group, &n) == MPI_SUCCESS;
-  std::vector<int> in_group(static_cast<size_t>(n)), ranks(static_cast<size_t>(n), MPI_UNDEFINED);
-  for (int i = 0; i < n; ++i) in_group[i] = i;
-  MPI_Group parent_group;
-  MPI_Comm_group(comm, &parent_group);
-  subset = subset && MPI_Group_translate_ranks(group, n, in_group.data(), parent_group,
-                                               ranks.data()) == MPI_SUCCESS;
-  MPI_Group_free(&parent_group);
-  subset = subset && std::find(ranks.begin(), ranks.end(), MPI_UNDEFINED) == ranks.end();
-  bool member = std::find(ranks.begin(), ranks.end(), p.rank) != ranks.end();
-  std::vector<int> members = subset ? world_ranks(p, ranks) : std::vector<int>();
-  // Without bit 0 everywhere (some group is bad) MPI creates, and checks, it.
-  return make_group(comm, member && subset, members, subset ? 1u : 0u, 1u, newcomm,
-                              made);
+  return split_by_pairs(comm, p, color_key, newcomm, made, why);
 }
 
 // The parent's ranks of group's members, or false when group is not a subset of the parent.
 bool ranks_in_parent(MPI_Comm comm, MPI_Group group, std::vector<int>* ranks) {
   int n = 0;
-  if (MPI_Group_size(group, &n) != MPI_SUCCESS) return false;
+  if (group == MPI_GROUP_NULL || MPI_Group_size(group, &n) != MPI_SUCCESS) return false;
   std::vector<int> in_group(static_cast<size_t>(n));
   ranks->assign(static_cast<size_t>(n), MPI_UNDEFINED);
   for (int i = 0; i < n; ++i) in_group[i] = i;
@@ -195,77 +176,116 @@ bool ranks_in_parent(MPI_Comm comm, MPI_Group group, std::vector<int>* ranks) {
   return ok && std::find(ranks->begin(), ranks->end(), MPI_UNDEFINED) == ranks->end();
 }
 
-// MPI_Comm_create_group of a real communicator: collective over the group only, and groups of
-// different real parents reach the library as groups of the world, so the members agree on a
-// number that names the creation (one all-reduction over the group). A group that is not a
-// subset, a caller outside it or a negative tag are left to MPI, which reports them.
+// MPI_Comm_create of a real communicator (each process may pass its own group, MPI-2.2): each
+// group's members make it alone. A group that is not a subset of the parent is this process's
+// error, reported here as MPI reports it, without a message to anyone.
+int accelerated_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm, bool* made, Why* why) {
+  RangeParent p;
+  if (!(*made = mapped_parent(comm, &p))) {
+    *why = unmapped(comm);
+    return MPI_SUCCESS;
+  }
+  SplitPlan plan;
+  if (!ranks_in_parent(comm, group, &plan.ranks))
+    return raise_error(comm, MPI_ERR_GROUP,
+                       "MPI_Comm_create: the group is not a group of the communicator's "
+                       "processes");
+  plan.member = std::find(plan.ranks.begin(), plan.ranks.end(), p.rank) != plan.ranks.end();
+  return make_from(comm, p, &plan, newcomm);
+}
+
+// MPI_Comm_create_group of a real communicator, collective over the group only: from a parent
+// with an identity (the world, or a real communicator that has its mirror) each member makes it
+// alone, as the library makes groups of its own communicators; MPI has the program tell
+// concurrent creations of one parent and group apart by their tags. From a real parent without
+// one the members agree on a number that names the creation (one all-reduction over the
+// group): groups of different such parents reach the library as groups of the world. A group
+// that is not a subset, a caller outside it or a negative tag are left to MPI, which reports
+// them.
 int accelerated_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* newcomm,
-                             bool* made) {
+                             bool* made, Why* why) {
   *made = false;
   RangeParent p;
   std::vector<int> ranks;
-  if (tag < 0 || !mapped_parent(comm, &p) || !ranks_in_parent(comm, group, &ranks) ||
-      std::find(ranks.begin(), ranks.end(), p.rank) == ranks.end())
+  if (!mapped_parent(comm, &p)) {
+    *why = unmapped(comm);
     return MPI_SUCCESS;
-  std::vector<int> members = world_ranks(p, ranks);
+  }
+  if (tag < 0 || !ranks_in_parent(comm, group, &ranks) ||
+      std::find(ranks.begin(), ranks.end(), p.rank) == ranks.end()) {
+    *why = Why::mpi_checks;
+    return MPI_SUCCESS;
+  }
   rangecomm::Comm result;
-  rangecomm::Request request;
-  int rc = rangecomm::Icomm_create_agreed(world_range(), members.data(),
-                                          static_cast<int>(members.size()), tag, &result,
-                                          &request);
-  if (rc == MPI_SUCCESS) rc = rangecomm::Wait(&request, MPI_STATUS_IGNORE);
+  int rc = MPI_SUCCESS;
+  if (p.self != nullptr) {
+    rc = rangecomm::Comm_create_group(*p.self, ranks.data(), static_cast<int>(ranks.size()), tag,
+                                      &result);
+  } else {
+    std::vector<int> members(ranks.size());
+    for (size_t i = 0; i < ranks.size(); ++i) members[i] = p.in_range(ranks[i]);
+    rangecomm::Request request;
+    rc = rangecomm::Icomm_create_agreed(world_range(), members.data(),
+                                        static_cast<int>(members.size()), tag, &result, &request);
+    if (rc == MPI_SUCCESS) rc = rangecomm::Wait(&request, MPI_STATUS_IGNORE);
+  }
   if (rc != MPI_SUCCESS) return raise_on(comm, rc);
   *made = true;
   return new_comm(std::move(result), inherited_errhandler(comm), newcomm);
 }
 
 // *newcomm, an intracommunicator MPI has just made (a split of a type the library cannot
-// compute, under both modes; a merge of an intercommunicator, under shadow), becomes a library communicator of the same
-// processes in the same order, made by each member alone, and MPI's is freed. It stays MPI's
-// when it is an intercommunicator or has processes outside the world.
-int shadow_replace(MPI_Comm* newcomm) {
+// compute, under both modes; a merge of an intercommunicator, under shadow), becomes a library
+// communicator of the same processes in the same order, and MPI's is freed. Its identity comes
+// from a number its members agree on over MPI's (agree_mirror). It stays MPI's when it is an
+// intercommunicator or has processes outside the world.
+int shadow_replace(MPI_Comm* newcomm, bool* replaced) {
+  *replaced = false;
   MPI_Comm real = *newcomm;
   int inter = 0;
   RangeParent p;
   if (real == MPI_COMM_NULL || MPI_Comm_test_inter(real, &inter) != MPI_SUCCESS || inter ||
       !mapped_parent(real, &p))
     return MPI_SUCCESS;
-  std::vector<int> all(static_cast<size_t>(p.size));
-  std::iota(all.begin(), all.end(), 0);
-  bool made = false;
   MPI_Comm library = MPI_COMM_NULL;
-  int rc = make_group(real, true, world_ranks(p, all), 0, 0, &library, &made);
-  if (rc != MPI_SUCCESS || !made) return rc;
-  MPI_Comm_get_info(real, &find_comm(library)->info);
+  if (int rc = make_from(real, p, nullptr, &library)) return rc;
+  take_hints(real, *find_comm(library));
   *newcomm = library;
+  *replaced = true;
   Unlocked unlocked;
   return MPI_Comm_free(&real);
 }
 
-// MPI_Comm_idup of a real communicator: the handle at once, the copy when the request
-// completes, named by a number agreed in one MPI_Iallreduce on the parent.
-int accelerated_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request, bool* made) {
-  *made = false;
+// MPI_Comm_idup of a real communicator: the handle at once. From a parent with an identity the
+// copy is complete at once too (rangecomm::Icomm_dup: its identity comes from the parent's
+// collective sequence). Otherwise it is named by a number agreed in one MPI_Iallreduce on the
+// parent, where MPI orders it among the parent's collectives: idups of different parents with
+// the same members, started in different orders, stay apart.
+int accelerated_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request, bool* made,
+                     Why* why) {
   RangeParent p;
-  if (!mapped_parent(comm, &p)) return MPI_SUCCESS;
-  std::vector<int> all(static_cast<size_t>(p.size));
-  for (int i = 0; i < p.size; ++i) all[i] = i;
-  std::vector<int> members = world_ranks(p, all);
-  *made = true;
+  if (!(*made = mapped_parent(comm, &p))) {
+    *why = unmapped(comm);
+    return MPI_SUCCESS;
+  }
   if (int rc = new_pending_comm(inherited_errhandler(comm), newcomm)) return rc;
   FakeComm* d = find_comm(*newcomm);
-  MPI_Comm_get_info(comm, &d->info);
+  inherit_hints(comm, *d);
   if (int rc = copy_real_attributes(comm, *d)) {
     delete_all_attributes(*newcomm, *d);
     release_comm(*newcomm);
     *newcomm = MPI_COMM_NULL;
     return raise_on(comm, rc);
   }
+  if (p.self != nullptr)
+    return start_creation(comm, "MPI_Comm_idup", newcomm, request,
+                          [&](rangecomm::Comm* out, rangecomm::Request* r) {
+                            return rangecomm::Icomm_dup(*p.self, out, r);
+                          });
+  std::vector<int> members(static_cast<size_t>(p.size));
+  for (int i = 0; i < p.size; ++i) members[i] = p.in_range(i);
   return start_creation(comm, "MPI_Comm_idup", newcomm, request,
                         [&](rangecomm::Comm* out, rangecomm::Request* r) {
-                          // The number that names the copy is agreed on comm itself, where MPI
-                          // orders it among comm's collectives: idups of different parents with
-                          // the same members, started in different orders, stay apart.
                           return rangecomm::Icomm_create_numbered(
                               world_range(), members.data(), static_cast<int>(members.size()),
                               [comm](const std::uint32_t* mine, std::uint32_t* agreed,
@@ -284,51 +304,64 @@ using namespace rcshim;
 
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)
 
+// Each wrapper: a library communicator's creation is the library's; under the acceleration
+// modes a real parent's too where the library can make it; MPI makes the rest (counted for
+// RANGECOMM_REPORT with the reason, report.h).
+
 extern "C" int rc_hand_MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
   if (UNLIKELY(rc_is_fake_comm(comm))) {
     Locked locked;
-    return rc_fake_MPI_Comm_dup(comm, newcomm);
+    return reported(Creation::dup, true, Why::count, rc_fake_MPI_Comm_dup(comm, newcomm), newcomm);
   }
+  Why why = Why::mode_off;
   if (UNLIKELY(g_accelerate)) {
     Locked locked;
     bool made = false;
-    int rc = accelerated_dup(comm, MPI_INFO_NULL, newcomm, &made);
-    if (made || rc != MPI_SUCCESS) return rc;
+    int rc = accelerated_dup(comm, MPI_INFO_NULL, newcomm, &made, &why);
+    if (made || rc != MPI_SUCCESS) return reported(Creation::dup, true, why, rc, newcomm);
   }
-  if (UNLIKELY(rangecomm::Progress_needed())) return rc_blocking_MPI_Comm_dup(comm, newcomm);
-  return MPI_Comm_dup(comm, newcomm);
+  int rc = UNLIKELY(rangecomm::Progress_needed()) ? rc_blocking_MPI_Comm_dup(comm, newcomm)
+                                                  : MPI_Comm_dup(comm, newcomm);
+  return reported(Creation::dup, false, why, rc, newcomm);
 }
 
 extern "C" int rc_hand_MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm) {
+  constexpr Creation kCall = Creation::dup_with_info;
   if (UNLIKELY(rc_is_fake_comm(comm))) {
     Locked locked;
-    return rc_fake_MPI_Comm_dup_with_info(comm, info, newcomm);
+    return reported(kCall, true, Why::count, rc_fake_MPI_Comm_dup_with_info(comm, info, newcomm),
+                    newcomm);
   }
+  Why why = Why::mode_off;
   if (UNLIKELY(g_accelerate)) {
     Locked locked;
     bool made = false;
-    int rc = accelerated_dup(comm, info, newcomm, &made);
-    if (made || rc != MPI_SUCCESS) return rc;
+    int rc = accelerated_dup(comm, info, newcomm, &made, &why);
+    if (made || rc != MPI_SUCCESS) return reported(kCall, true, why, rc, newcomm);
   }
-  if (UNLIKELY(rangecomm::Progress_needed()))
-    return rc_blocking_MPI_Comm_dup_with_info(comm, info, newcomm);
-  return MPI_Comm_dup_with_info(comm, info, newcomm);
+  int rc = UNLIKELY(rangecomm::Progress_needed())
+               ? rc_blocking_MPI_Comm_dup_with_info(comm, info, newcomm)
+               : MPI_Comm_dup_with_info(comm, info, newcomm);
+  return reported(kCall, false, why, rc, newcomm);
 }
 
 extern "C" int rc_hand_MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
   if (UNLIKELY(rc_is_fake_comm(comm))) {
     Locked locked;
-    return rc_fake_MPI_Comm_split(comm, color, key, newcomm);
+    return reported(Creation::split, true, Why::count,
+                    rc_fake_MPI_Comm_split(comm, color, key, newcomm), newcomm);
   }
+  Why why = Why::mode_off;
   if (UNLIKELY(g_accelerate)) {
     Locked locked;
     bool made = false;
-    int rc = accelerated_split(comm, color, key, newcomm, &made);
-    if (made || rc != MPI_SUCCESS) return rc;
+    int rc = accelerated_split(comm, color, key, newcomm, &made, &why);
+    if (made || rc != MPI_SUCCESS) return reported(Creation::split, true, why, rc, newcomm);
   }
-  if (UNLIKELY(rangecomm::Progress_needed()))
-    return rc_blocking_MPI_Comm_split(comm, color, key, newcomm);
-  return MPI_Comm_split(comm, color, key, newcomm);
+  int rc = UNLIKELY(rangecomm::Progress_needed())
+               ? rc_blocking_MPI_Comm_split(comm, color, key, newcomm)
+               : MPI_Comm_split(comm, color, key, newcomm);
+  return reported(Creation::split, false, why, rc, newcomm);
 }
 
 extern "C" int rc_hand_MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
@@ -336,41 +369,51 @@ extern "C" int rc_hand_MPI_Comm_split_type(MPI_Comm comm, int split_type, int ke
   // Split types the library cannot compute itself (and any split type of a library
   // communicator, which MPI makes on its fallback): MPI splits, and under the acceleration
   // modes its result is replaced.
+  constexpr Creation kCall = Creation::split_type;
+  bool replaced = false;
   if (UNLIKELY(rc_is_fake_comm(comm))) {
     Locked locked;
     int rc = rc_fake_MPI_Comm_split_type(comm, split_type, key, info, newcomm);
-    return g_accelerate && rc == MPI_SUCCESS ? shadow_replace(newcomm) : rc;
+    if (g_accelerate && rc == MPI_SUCCESS) rc = shadow_replace(newcomm, &replaced);
+    return reported(kCall, replaced, Why::split_type, rc, newcomm);
   }
+  Why why = Why::mode_off;
   if (UNLIKELY(g_accelerate)) {
     Locked locked;
     bool made = false;
-    int rc = accelerated_split_type(comm, split_type, key, newcomm, &made);
-    if (made || rc != MPI_SUCCESS) return rc;
+    int rc = accelerated_split_type(comm, split_type, key, newcomm, &made, &why);
+    if (made && rc == MPI_SUCCESS && *newcomm != MPI_COMM_NULL && info != MPI_INFO_NULL)
+      rc = create_with_hints(*find_comm(*newcomm), info);
+    if (made || rc != MPI_SUCCESS) return reported(kCall, true, why, rc, newcomm);
   }
   int rc = UNLIKELY(rangecomm::Progress_needed())
                ? rc_blocking_MPI_Comm_split_type(comm, split_type, key, info, newcomm)
                : MPI_Comm_split_type(comm, split_type, key, info, newcomm);
   if (UNLIKELY(g_accelerate) && rc == MPI_SUCCESS) {
     Locked locked;
-    return shadow_replace(newcomm);
+    rc = shadow_replace(newcomm, &replaced);
   }
-  return rc;
+  return reported(kCall, replaced, why, rc, newcomm);
 }
 
 // An intercommunicator is never a library one; its merge is MPI's, and the shadow mode's.
 extern "C" int rc_hand_MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm* newcomm) {
+  constexpr Creation kCall = Creation::intercomm_merge;
   if (UNLIKELY(rc_is_fake_comm(intercomm))) {
     Locked locked;
-    return rc_fake_MPI_Intercomm_merge(intercomm, high, newcomm);
+    return reported(kCall, false, Why::intercomm,
+                    rc_fake_MPI_Intercomm_merge(intercomm, high, newcomm), newcomm);
   }
   int rc = UNLIKELY(rangecomm::Progress_needed())
                ? rc_blocking_MPI_Intercomm_merge(intercomm, high, newcomm)
                : MPI_Intercomm_merge(intercomm, high, newcomm);
+  bool replaced = false;
   if (UNLIKELY(g_shadow) && rc == MPI_SUCCESS) {
     Locked locked;
-    return shadow_replace(newcomm);
+    rc = shadow_replace(newcomm, &replaced);
   }
-  return rc;
+  return reported(kCall, replaced, g_accelerate ? Why::not_parent_call : Why::mode_off, rc,
+                  newcomm);
 }
 
 #if MPI_VERSION >= 4
@@ -382,78 +425,94 @@ extern "C" int rc_hand_MPI_Comm_create_from_group(MPI_Group group, const char* s
                ? rc_blocking_MPI_Comm_create_from_group(group, stringtag, info, errhandler,
                                                          newcomm)
                : MPI_Comm_create_from_group(group, stringtag, info, errhandler, newcomm);
+  bool replaced = false;
   if (UNLIKELY(g_shadow) && rc == MPI_SUCCESS) {
     Locked locked;
-    return shadow_replace(newcomm);
+    rc = shadow_replace(newcomm, &replaced);
   }
-  return rc;
+  return reported(Creation::create_from_group, replaced,
+                  g_accelerate ? Why::not_parent_call : Why::mode_off, rc, newcomm);
 }
 
 extern "C" int rc_hand_MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm,
                                                MPI_Request* request) {
+  constexpr Creation kCall = Creation::idup_with_info;
   if (UNLIKELY(rc_is_fake_comm(comm))) {
     Locked locked;
-    return rc_fake_MPI_Comm_idup_with_info(comm, info, newcomm, request);
+    return reported(kCall, true, Why::count,
+                    rc_fake_MPI_Comm_idup_with_info(comm, info, newcomm, request), newcomm);
   }
+  Why why = Why::mode_off;
   if (UNLIKELY(g_accelerate)) {
     Locked locked;
     bool made = false;
-    int rc = accelerated_idup(comm, newcomm, request, &made);
+    int rc = accelerated_idup(comm, newcomm, request, &made, &why);
     if (rc != MPI_SUCCESS) return rc;
     if (made) {
       FakeComm* d = find_comm(*newcomm);
-      if (info == MPI_INFO_NULL) return MPI_SUCCESS;
-      if (d->info != MPI_INFO_NULL) MPI_Info_free(&d->info);
-      return MPI_Info_dup(info, &d->info);
+      if (info != MPI_INFO_NULL) {
+        rc = create_with_hints(*d, info);
+      }
+      return reported(kCall, true, why, rc, newcomm);
     }
   }
-  return MPI_Comm_idup_with_info(comm, info, newcomm, request);
+  return reported(kCall, false, why, MPI_Comm_idup_with_info(comm, info, newcomm, request),
+                  newcomm);
 }
 #endif
 
 extern "C" int rc_hand_MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
   if (UNLIKELY(rc_is_fake_comm(comm))) {
     Locked locked;
-    return rc_fake_MPI_Comm_create(comm, group, newcomm);
+    return reported(Creation::create, true, Why::count,
+                    rc_fake_MPI_Comm_create(comm, group, newcomm), newcomm);
   }
+  Why why = Why::mode_off;
   if (UNLIKELY(g_accelerate)) {
     Locked locked;
     bool made = false;
-    int rc = accelerated_create(comm, group, newcomm, &made);
-    if (made || rc != MPI_SUCCESS) return rc;
+    int rc = accelerated_create(comm, group, newcomm, &made, &why);
+    if (made || rc != MPI_SUCCESS) return reported(Creation::create, true, why, rc, newcomm);
   }
-  if (UNLIKELY(rangecomm::Progress_needed()))
-    return rc_blocking_MPI_Comm_create(comm, group, newcomm);
-  return MPI_Comm_create(comm, group, newcomm);
+  int rc = UNLIKELY(rangecomm::Progress_needed())
+               ? rc_blocking_MPI_Comm_create(comm, group, newcomm)
+               : MPI_Comm_create(comm, group, newcomm);
+  return reported(Creation::create, false, why, rc, newcomm);
 }
 
 extern "C" int rc_hand_MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag,
                                              MPI_Comm* newcomm) {
+  constexpr Creation kCall = Creation::create_group;
   if (UNLIKELY(rc_is_fake_comm(comm))) {
     Locked locked;
-    return rc_fake_MPI_Comm_create_group(comm, group, tag, newcomm);
+    return reported(kCall, true, Why::count,
+                    rc_fake_MPI_Comm_create_group(comm, group, tag, newcomm), newcomm);
   }
+  Why why = Why::mode_off;
   if (UNLIKELY(g_accelerate)) {
     Locked locked;
     bool made = false;
-    int rc = accelerated_create_group(comm, group, tag, newcomm, &made);
-    if (made || rc != MPI_SUCCESS) return rc;
+    int rc = accelerated_create_group(comm, group, tag, newcomm, &made, &why);
+    if (made || rc != MPI_SUCCESS) return reported(kCall, true, why, rc, newcomm);
   }
-  if (UNLIKELY(rangecomm::Progress_needed()))
-    return rc_blocking_MPI_Comm_create_group(comm, group, tag, newcomm);
-  return MPI_Comm_create_group(comm, group, tag, newcomm);
+  int rc = UNLIKELY(rangecomm::Progress_needed())
+               ? rc_blocking_MPI_Comm_create_group(comm, group, tag, newcomm)
+               : MPI_Comm_create_group(comm, group, tag, newcomm);
+  return reported(kCall, false, why, rc, newcomm);
 }
 
 extern "C" int rc_hand_MPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) {
   if (UNLIKELY(rc_is_fake_comm(comm))) {
     Locked locked;
-    return rc_fake_MPI_Comm_idup(comm, newcomm, request);
+    return reported(Creation::idup, true, Why::count,
+                    rc_fake_MPI_Comm_idup(comm, newcomm, request), newcomm);
   }
+  Why why = Why::mode_off;
   if (UNLIKELY(g_accelerate)) {
     Locked locked;
     bool made = false;
-    int rc = accelerated_idup(comm, newcomm, request, &made);
-    if (made || rc != MPI_SUCCESS) return rc;
+    int rc = accelerated_idup(comm, newcomm, request, &made, &why);
+    if (made || rc != MPI_SUCCESS) return reported(Creation::idup, true, why, rc, newcomm);
   }
-  return MPI_Comm_idup(comm, newcomm, request);
+  return reported(Creation::idup, false, why, MPI_Comm_idup(comm, newcomm, request), newcomm);
 }

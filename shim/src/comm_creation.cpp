@@ -35,33 +35,17 @@ int start_creation(MPI_Comm comm, const char* fn, MPI_Comm* newcomm, MPI_Request
   return MPI_SUCCESS;
 }
 
-Reduce reduce_over(const rangecomm::Comm& range) {
-  return [&range](const std::uint32_t* in, std::uint32_t* out, int n, MPI_Op op) {
-    return rangecomm::Allreduce(in, out, n, MPI_UINT32_T, op, range);
-  };
-}
-
-int make_collective(const Reduce& reduce, std::uint32_t facts, std::uint32_t required,
-                    const std::function<int(int level, rangecomm::Comm* out)>& make,
-                    bool* made, rangecomm::Comm* out) {
-  *made = false;
-  if (required != 0) {
-    std::uint32_t common = 0;
-    if (int rc = reduce(&facts, &common, 1, MPI_BAND)) return rc;
-    if ((common & required) != required) return MPI_SUCCESS;
-  }
-  *made = true;
-  return make(kCollectiveLevel, out);
-}
-
 namespace {
 
 // The new entry gets the parent's attributes (copy callbacks) and info; on failure it goes.
 int dress_copy(MPI_Comm comm, MPI_Comm* newcomm, MPI_Info info) {
   FakeComm* c = find_comm(comm);
   FakeComm* d = find_comm(*newcomm);
-  MPI_Info source = info != MPI_INFO_NULL ? info : c->info;
-  if (source != MPI_INFO_NULL) MPI_Info_dup(source, &d->info);
+  if (info != MPI_INFO_NULL) {
+    create_with_hints(*d, info);
+  } else {
+    copy_hints(*c, *d);
+  }
   int rc = copy_attributes(comm, *c, *d);
   if (rc == MPI_SUCCESS) return rc;
   delete_all_attributes(*newcomm, *d);
@@ -111,8 +95,7 @@ extern "C" int rc_fake_MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI
   int rc = rc_fake_MPI_Comm_idup(comm, newcomm, request);
   if (rc != MPI_SUCCESS || info == MPI_INFO_NULL) return rc;
   FakeComm* d = find_comm(*newcomm);
-  if (d->info != MPI_INFO_NULL) MPI_Info_free(&d->info);
-  return result(comm, MPI_Info_dup(info, &d->info));
+  return result(comm, create_with_hints(*d, info));
 }
 #endif
 

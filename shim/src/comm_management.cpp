@@ -144,23 +144,19 @@ extern "C" int rc_fake_MPI_Comm_set_name(MPI_Comm comm, const char* name) {
   return MPI_SUCCESS;
 }
 
-// The hints the program gave (a copy it frees), as MPI returns the hints in use.
+// The hints in use (a copy the program frees), as MPI returns them (hints.cpp).
 extern "C" int rc_fake_MPI_Comm_get_info(MPI_Comm comm, MPI_Info* info_used) {
   FakeComm* c = nullptr;
   if (int rc = get_comm(comm, "MPI_Comm_get_info", &c)) return rc;
-  int rc = c->info == MPI_INFO_NULL ? MPI_Info_create(info_used) : MPI_Info_dup(c->info, info_used);
-  return result(comm, rc);
+  return result(comm, hints_in_use(*c, info_used));
 }
 
 extern "C" int rc_fake_MPI_Comm_set_info(MPI_Comm comm, MPI_Info info) {
   FakeComm* c = nullptr;
   if (int rc = get_comm(comm, "MPI_Comm_set_info", &c)) return rc;
-  MPI_Info copy = MPI_INFO_NULL;
-  if (info != MPI_INFO_NULL)
-    if (int rc = MPI_Info_dup(info, &copy)) return raise_on(comm, rc);
-  if (c->info != MPI_INFO_NULL) MPI_Info_free(&c->info);
-  c->info = copy;
-  return MPI_SUCCESS;
+  if (info == MPI_INFO_NULL)
+    return raise_error(comm, MPI_ERR_INFO, "MPI_Comm_set_info: MPI_INFO_NULL");
+  return result(comm, apply_hints(*c, info));
 }
 
 // A range never has a topology: MPI_Topo_test says so, and the topology queries fail the way

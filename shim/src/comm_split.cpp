@@ -3,7 +3,6 @@
 // general group otherwise, made by each member alone (split first exchanges colours and keys).
 // Its identity comes from the parent's and the members (docs/tag-layout.md).
 #include <algorithm>
-#include <map>
 
 #include "objects.h"
 #include "p2p_support.h"
@@ -14,27 +13,26 @@ namespace rcshim {
 int make_members(const rangecomm::Comm& parent, const SplitPlan& plan, int level,
                  rangecomm::Comm* out) {
   if (!plan.member) return MPI_SUCCESS;
+  int first = 0, last = 0, stride = 1;  // the same choice at every member: they share the plan
+  if (as_range(plan.ranks, &first, &last, &stride))
+    return rangecomm::Split_Comm_below(parent, first, last, stride, level, out);
   return rangecomm::Group_Comm_below(parent, plan.ranks.data(),
                                      static_cast<int>(plan.ranks.size()), level, out);
 }
 
-// Groups ordered by key, then rank.
+// My colour's group, ordered by key, then rank: one pass, and a sort of my group only.
 SplitPlan plan_split(const std::vector<int>& color_key, int me) {
-  std::map<int, std::vector<std::pair<int, int>>> groups;  // color -> (key, rank)
-  int n = static_cast<int>(color_key.size() / 2);
-  for (int r = 0; r < n; ++r)
-    if (color_key[2 * r] != MPI_UNDEFINED)
-      groups[color_key[2 * r]].push_back({color_key[2 * r + 1], r});
   SplitPlan plan;
-  for (auto& [color, members] : groups) {
-    std::sort(members.begin(), members.end());
-    std::vector<int> ranks;
-    for (auto& m : members) ranks.push_back(m.second);
-    int f = 0, l = 0, s = 1;
-    bool is_range = as_range(ranks, &f, &l, &s);
-    plan.all_ranges &= is_range;
-    if (color == color_key[2 * me]) plan = {true, is_range, f, l, s, plan.all_ranges, ranks};
-  }
+  const int color = color_key[2 * me];
+  if (color == MPI_UNDEFINED) return plan;
+  const int n = static_cast<int>(color_key.size() / 2);
+  std::vector<std::pair<int, int>> members;  // (key, rank)
+  for (int r = 0; r < n; ++r)
+    if (color_key[2 * r] == color) members.emplace_back(color_key[2 * r + 1], r);
+  std::sort(members.begin(), members.end());
+  plan.member = true;
+  plan.ranks.reserve(members.size());
+  for (const auto& m : members) plan.ranks.push_back(m.second);
   return plan;
 }
 
@@ -82,13 +80,13 @@ extern "C" int rc_fake_MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int
   if (tag < 0) return raise_error(comm, MPI_ERR_TAG, "MPI_Comm_create_group: tag %d", tag);
   std::vector<int> ranks;
   if (int rc = group_in_comm(comm, group, "MPI_Comm_create_group", &ranks)) return rc;
-  int f = 0, l = 0, s = 1;
   if (ranks.empty()) {
     *newcomm = MPI_COMM_NULL;
     return MPI_SUCCESS;
   }
-  if (as_range(ranks, &f, &l, &s))
-    return create_range(comm, f, l, s, "MPI_Comm_create_group", newcomm);
+  // Named by its members and tag, also when they are a range: MPI orders only creations with
+  // the same group and tag alike at every member, not create_groups against the program's
+  // local MPIX_Comm_create_range calls, whose identities count ranges.
   rangecomm::Comm made;
   if (int rc = rangecomm::Comm_create_group(range, ranks.data(), static_cast<int>(ranks.size()),
                                             tag, &made))

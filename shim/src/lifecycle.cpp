@@ -6,9 +6,18 @@
 #include <cstdlib>
 
 #include "objects.h"
+#include "report.h"
 #include "rangecomm/embedding.hpp"
 
 namespace rcshim {
+
+// Rank r of a real communicator is world rank first + r * stride.
+struct AffineMap {
+  bool affine = false;
+  int first = 0, stride = 1, size = 0, rank = MPI_UNDEFINED;
+  std::vector<int> world;  // every rank's world rank, kept when not affine
+  rangecomm::Comm mirror;  // the communicator as the library's, once agreed (agree_mirror)
+};
 
 namespace {
 
@@ -19,21 +28,25 @@ struct World {
   int map_keyval = MPI_KEYVAL_INVALID;  // caches a real communicator's map on it
 } g_world;
 
-// Rank r of a real communicator is world rank first + r * stride.
-struct AffineMap {
-  bool affine = false;
-  int first = 0, stride = 1, size = 0, rank = MPI_UNDEFINED;
-  std::vector<int> world;  // every rank's world rank, kept when not affine
-};
+// The maps holding a mirror: MPI_Finalize may free the program's leftover communicators after
+// the library has shut down, so shut_down lets go of the mirrors first.
+std::vector<AffineMap*> g_mirrored;
 
 int delete_map(MPI_Comm, int, void* value, void*) {
-  delete static_cast<AffineMap*>(value);
+  auto* m = static_cast<AffineMap*>(value);
+  if (!m->mirror.is_null()) {  // MPI_Comm_free of a real communicator takes no lock itself
+    Locked locked;
+    g_mirrored.erase(std::find(g_mirrored.begin(), g_mirrored.end(), m));
+    m->mirror = rangecomm::Comm();
+  }
+  delete m;
   return MPI_SUCCESS;
 }
 
 // Runs when MPI_Finalize deletes MPI_COMM_SELF's attributes, newest first: after the program's
 // own (which may still free range communicators), before core closes its channels.
 int shut_down(MPI_Comm, int, void*, void*) {
+  if (g_report) print_report();
   finish_detached();
   request_table().for_each([](std::uint32_t, FakeRequest& r) { r.inner = rangecomm::Request(); });
   message_table().for_each([](std::uint32_t, FakeMessage& m) { m.inner = rangecomm::Message(); });
@@ -41,6 +54,9 @@ int shut_down(MPI_Comm, int, void*, void*) {
   comm_table().for_each(
       [&](std::uint32_t i, FakeComm&) { live.push_back(rc_fake_comm_handle(i)); });
   for (MPI_Comm c : live) release_comm(c);
+  free_hint_snapshots();
+  for (AffineMap* m : g_mirrored) m->mirror = rangecomm::Comm();
+  g_mirrored.clear();
   g_world.range = rangecomm::Comm();
   if (g_world.fallback != MPI_COMM_NULL) MPI_Comm_free(&g_world.fallback);
   if (g_world.groups != MPI_COMM_NULL) MPI_Comm_free(&g_world.groups);
@@ -76,6 +92,7 @@ int attach_world() {
   int rc = rangecomm::Create_Comm(MPI_COMM_WORLD, &g_world.range);
   if (rc != MPI_SUCCESS) return raise_on(MPI_COMM_WORLD, rc);
   read_mode();
+  read_report();
   g_world.fallback = private_copy("rangecomm fallback channel", 1);
   g_world.groups = private_copy("rangecomm group channel", 2);
   MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_map, &g_world.map_keyval, nullptr);
@@ -83,6 +100,7 @@ int attach_world() {
   MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, shut_down, &shutdown_keyval, nullptr);
   MPI_Comm_set_attr(MPI_COMM_SELF, shutdown_keyval, nullptr);
   MPI_Comm_free_keyval(&shutdown_keyval);
+  if (g_accelerate) probe_hints();
   return MPI_SUCCESS;
 }
 
@@ -147,7 +165,7 @@ int parent_of(MPI_Comm comm, const char* fn, RangeParent* out) {
   if (int rc = get_comm(comm, fn, &c)) return rc;
   if (c->range.is_null())
     return raise_error(comm, MPI_ERR_COMM, "%s: the MPI_Comm_idup making it has not completed", fn);
-  out->range = &c->range;
+  out->range = out->self = &c->range;
   out->first = 0, out->stride = 1, out->size = c->range.size(), out->rank = c->range.rank();
   return MPI_SUCCESS;
 }
@@ -155,7 +173,10 @@ int parent_of(MPI_Comm comm, const char* fn, RangeParent* out) {
 bool mapped_parent(MPI_Comm real, RangeParent* out) {
   if (g_world.range.is_null() || real == MPI_COMM_NULL) return false;
   out->range = &g_world.range;
+  out->self = nullptr;
+  out->map = nullptr;
   if (real == MPI_COMM_WORLD) {
+    out->self = &g_world.range;
     out->first = 0, out->stride = 1, out->size = g_world.range.size();
     out->rank = g_world.range.rank();
     return true;
@@ -176,7 +197,29 @@ bool mapped_parent(MPI_Comm real, RangeParent* out) {
   }
   out->first = m->first, out->stride = m->stride, out->size = m->size, out->rank = m->rank;
   out->world = m->affine ? nullptr : &m->world;
+  out->map = m;
+  if (!m->mirror.is_null()) out->self = &m->mirror;
   return true;
+}
+
+int agree_mirror(MPI_Comm real, RangeParent* p) {
+  if (p->self != nullptr) return MPI_SUCCESS;
+  std::vector<int> members(static_cast<size_t>(p->size));
+  for (int r = 0; r < p->size; ++r) members[r] = p->in_range(r);
+  rangecomm::Comm mirror;
+  rangecomm::Request request;
+  int rc = rangecomm::Icomm_create_numbered(
+      g_world.range, members.data(), p->size,
+      [real](const std::uint32_t* mine, std::uint32_t* agreed, MPI_Request* req) {
+        return MPI_Iallreduce(mine, agreed, 4, MPI_UINT32_T, MPI_MAX, real, req);
+      },
+      &mirror, &request);
+  if (rc == MPI_SUCCESS) rc = rangecomm::Wait(&request, MPI_STATUS_IGNORE);
+  if (rc != MPI_SUCCESS) return rc;
+  p->map->mirror = std::move(mirror);
+  g_mirrored.push_back(p->map);
+  p->self = &p->map->mirror;
+  return MPI_SUCCESS;
 }
 
 int split_parent(MPI_Comm comm, const RangeParent& p, int first, int last, int stride, int levels,

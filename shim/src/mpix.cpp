@@ -8,6 +8,7 @@
 #include "objects.h"
 #include "p2p_support.h"
 #include "rangecomm.h"
+#include "report.h"
 
 namespace rcshim {
 
@@ -122,7 +123,9 @@ RC_MPIX_EXPORT int MPIX_Comm_create_range(MPI_Comm comm, int first, int last, in
   Locked locked;
   if (newcomm == nullptr)
     return raise_error(comm, MPI_ERR_ARG, "MPIX_Comm_create_range: newcomm is NULL");
-  return create_range(comm, first, last, stride, "MPIX_Comm_create_range", newcomm);
+  return reported(Creation::mpix_create_range, true, Why::count,
+                  create_range(comm, first, last, stride, "MPIX_Comm_create_range", newcomm),
+                  newcomm);
 }
 RC_MPIX_EXPORT int PMPIX_Comm_create_range(MPI_Comm comm, int first, int last, int stride,
                                            MPI_Comm* newcomm)
@@ -141,9 +144,9 @@ RC_MPIX_EXPORT int MPIX_Comm_is_range(MPI_Comm comm, int* flag) {
 RC_MPIX_EXPORT int PMPIX_Comm_is_range(MPI_Comm comm, int* flag) RC_PMPIX_ALIAS(MPIX_Comm_is_range);
 
 // Made by each member alone (rangecomm::Icomm_create_group): the request is complete at once.
-RC_MPIX_EXPORT int MPIX_Icomm_create_group(MPI_Comm comm, MPI_Group group, int tag,
-                                           MPI_Comm* newcomm, MPI_Request* request) {
-  Locked locked;
+namespace {
+int icomm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* newcomm,
+                       MPI_Request* request) {
   const char* fn = "MPIX_Icomm_create_group";
   if (newcomm == nullptr || request == nullptr)
     return raise_error(comm, MPI_ERR_ARG, "%s: newcomm or request is NULL", fn);
@@ -167,6 +170,15 @@ RC_MPIX_EXPORT int MPIX_Icomm_create_group(MPI_Comm comm, MPI_Group group, int t
     return new_done_request(MPI_COMM_NULL, request);
   }
   return start_group_creation(comm, p, ranks, tag, newcomm, request);
+}
+}  // namespace
+
+RC_MPIX_EXPORT int MPIX_Icomm_create_group(MPI_Comm comm, MPI_Group group, int tag,
+                                           MPI_Comm* newcomm, MPI_Request* request) {
+  Locked locked;
+  int rc = icomm_create_group(comm, group, tag, newcomm, request);
+  return newcomm == nullptr ? rc
+                            : reported(Creation::mpix_icreate_group, true, Why::count, rc, newcomm);
 }
 RC_MPIX_EXPORT int PMPIX_Icomm_create_group(MPI_Comm comm, MPI_Group group, int tag,
                                             MPI_Comm* newcomm, MPI_Request* request)

@@ -43,7 +43,10 @@ struct FakeComm {
   std::string name;                   // MPI_Comm_set_name; "" as MPI gives new comms
   std::vector<Attribute> attributes;  // in the order they were first set
   MPI_Errhandler errhandler = MPI_ERRORS_ARE_FATAL;
-  MPI_Info info = MPI_INFO_NULL;  // hints given with MPI_Comm_set_info (a copy)
+  // Its hints: from MPI_Comm_set_info (a copy), or inherited at creation. When info_shared, a
+  // snapshot of the world's hints that many communicators share (hints.cpp): never freed here.
+  MPI_Info info = MPI_INFO_NULL;
+  bool info_shared = false;
   MPI_Comm real = MPI_COMM_NULL;  // the fallback real communicator, made on first need
 };
 
@@ -140,10 +143,16 @@ MPI_Comm group_channel();
 // range: by first + r * stride when its ranks are an increasing arithmetic progression of
 // world ranks (dups of MPI_COMM_WORLD, MPI_COMM_SELF, order-keeping splits, ...), through the
 // table `world` otherwise (then what it makes are general groups of the world).
+struct AffineMap;
 struct RangeParent {
   // Borrowed from the parent's handle (a communicator of the library, or the world's range),
   // which outlives the call using it: no reference count to touch on the creation path.
   const rangecomm::Comm* range = nullptr;
+  // The parent itself as a library communicator whose identity its members share: a library
+  // communicator's own, the world's range, or a real communicator's agreed mirror
+  // (agree_mirror). Null for a real communicator without one yet.
+  const rangecomm::Comm* self = nullptr;
+  AffineMap* map = nullptr;  // a real communicator's cached facts (null: the world, the library's)
   int first = 0, stride = 1, size = 0, rank = MPI_UNDEFINED;
   const std::vector<int>* world = nullptr;  // world rank of each rank, for irregular parents
   int in_range(int r) const { return world ? (*world)[r] : first + r * stride; }
@@ -158,6 +167,11 @@ int split_parent(MPI_Comm comm, const RangeParent& p, int first, int last, int s
 // when MPI was not started through the shim). Any intracommunicator maps into the world: an
 // irregular one through a table (out->world), computed once and cached on it.
 bool mapped_parent(MPI_Comm real, RangeParent* out);
+// Gives a real parent without one (p->self null) its mirror: a library communicator of the same
+// processes in the same order, whose identity comes from a number its members agree on in one
+// MPI_Iallreduce on `real` - so only inside a call collective over `real`. Cached on `real`
+// until MPI frees it; later creations from `real` derive theirs from the mirror's, locally.
+int agree_mirror(MPI_Comm real, RangeParent* p);
 
 // --- RANGECOMM_MODE (accelerate.cpp) ---
 
@@ -170,16 +184,38 @@ void read_mode();
 
 // What MPI_Comm_split makes, from everyone's (color, key) pairs (comm_split.cpp).
 struct SplitPlan {
-  bool member = false;  // color != MPI_UNDEFINED
-  bool range = false;   // my group is a strided range of the parent
-  int first = 0, last = 0, stride = 1;
-  bool all_ranges = true;  // every group is
+  bool member = false;     // color != MPI_UNDEFINED
   std::vector<int> ranks;  // my group's parent ranks in new rank order (members only)
 };
 SplitPlan plan_split(const std::vector<int>& color_key, int me);
 // This process's group of plan made `levels` below parent (null for a non-member).
 int make_members(const rangecomm::Comm& parent, const SplitPlan& plan, int levels,
                  rangecomm::Comm* out);
+
+// --- Hints (hints.cpp) ---
+
+// c's hints become `own` (a handle c now owns, or MPI_INFO_NULL); the old ones are let go.
+void set_hints(FakeComm& c, MPI_Info own);
+// to starts with from's hints, as a dup does (MPI_Comm_dup of a library communicator).
+int copy_hints(const FakeComm& from, FakeComm& to);
+// The same for a dup of the real communicator `real`: the world's hints are a snapshot shared
+// until the program sets new ones on the world.
+int inherit_hints(MPI_Comm real, FakeComm& to);
+// MPI_Comm_set_info: c's hints overlaid with those of `given` that MPI knows (others are
+// ignored, as MPI ignores them).
+int apply_hints(FakeComm& c, MPI_Info given);
+// A communicator created with `given` (MPI_Comm_dup_with_info, split_type's info): MPI's
+// defaults overlaid with given's hints as MPI takes them.
+int create_with_hints(FakeComm& c, MPI_Info given);
+// Exactly the hints MPI has for the real communicator `real` (one it replaces).
+int take_hints(MPI_Comm real, FakeComm& to);
+// MPI_Comm_get_info: a new info object with the hints in use (MPI's defaults when none were set).
+int hints_in_use(const FakeComm& c, MPI_Info* out);
+// Asks MPI how it treats hints (four creations from MPI_COMM_SELF), once; at MPI_Init under the
+// acceleration modes, so that no later creation of the program pays for it, else at first need.
+void probe_hints();
+// At MPI_Finalize, after every library communicator is gone.
+void free_hint_snapshots();
 
 // The fallback communicator of a range is going away (fallback.cpp).
 void forget_fallback(MPI_Comm real);
@@ -199,7 +235,7 @@ bool as_range(const std::vector<int>& ranks, int* first, int* last, int* stride)
 // A range of comm made locally, one level below it; MPI_COMM_NULL for non-members.
 int create_range(MPI_Comm comm, int first, int last, int stride, const char* fn, MPI_Comm* newcomm);
 
-// --- Attributes (attributes.cpp) and creation agreements (comm_creation.cpp) ---
+// --- Attributes (attributes.cpp) and nonblocking creation (comm_creation.cpp) ---
 
 // Runs the delete callbacks of all of c's attributes (newest first) and removes them.
 int delete_all_attributes(MPI_Comm comm, FakeComm& c);
@@ -208,23 +244,10 @@ int copy_attributes(MPI_Comm oldcomm, FakeComm& from, FakeComm& to);
 // The same from a real communicator: every keyval the program made through the shim whose
 // attribute is set on `real` (MPI_Comm_dup of a real communicator made a range).
 int copy_real_attributes(MPI_Comm real, FakeComm& to);
-// All-reduces n 32-bit words with op over the parent of a creation (a range or a real
-// communicator), as a collective every process of the parent calls.
-using Reduce = std::function<int(const std::uint32_t* in, std::uint32_t* out, int n, MPI_Op op)>;
-Reduce reduce_over(const rangecomm::Comm& range);
 // The nesting level of the library's collective creations (dup, split, create): their
 // identities then differ from those of ranges made locally one level down (MPIX_Comm_create_range),
 // whose order relative to them the members do not share.
 constexpr int kCollectiveLevel = 2;
-// Makes this process's communicator of a creation collective over its parent (dup, split,
-// create): make(level, out), null for a non-member. The members derive its identity locally
-// (docs/tag-layout.md), so nothing needs agreeing, except the bits of `required` in `facts`,
-// which must hold at every process: they are agreed in one bitwise-AND all-reduction (none when
-// required is 0). *made is false, the same everywhere, when one fails somewhere: MPI must
-// create it.
-int make_collective(const Reduce& reduce, std::uint32_t facts, std::uint32_t required,
-                    const std::function<int(int level, rangecomm::Comm* out)>& make,
-                    bool* made, rangecomm::Comm* out);
 // Completes a nonblocking creation: start(out, request) starts the library's creation into
 // *out; *newcomm (a handle from new_pending_comm) gets it when *request completes. On an error
 // (raised on comm) *newcomm is released and set to MPI_COMM_NULL.

@@ -57,7 +57,7 @@ void release_comm(MPI_Comm h) {
     forget_fallback(c->real);
     MPI_Comm_free(&c->real);
   }
-  if (c->info != MPI_INFO_NULL) MPI_Info_free(&c->info);
+  set_hints(*c, MPI_INFO_NULL);
   release_errhandler(c->errhandler);
   comm_table().release(rc_fake_comm_index(h));
 }

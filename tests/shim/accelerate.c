@@ -9,7 +9,8 @@
  *                    SHIM_TEST_SELF_DUPS, else 100000; sanitized builds set 10000), then
  *                    SHIM_TEST_WORLD_COMMS (default N) communicators of every process alive at
  *                    once (dups, splits and create_groups of MPI_COMM_WORLD in turn), each used
- *                    for a message round and an all-reduction
+ *                    for a message round and an all-reduction; and a chain of 3000 creations,
+ *                    each from the one before, all alive
  *
  * Run by run_shim_test.py (linked and preloaded) with RANGECOMM_MODE=accelerate, and with
  * RANGECOMM_MODE=shadow, where MPI's other intracommunicators (here a merge) are replaced too. */
@@ -266,6 +267,51 @@ static void test_many(int n) {
   free(comms);
 }
 
+/* A chain of n creations, each made from the one before and all alive at once: dup, split
+ * (one colour, keys reversing the order), create_group and create in turn (MPICH alone refuses
+ * the 2047th; an earlier design of the library refused such chains after a few dozen). Each
+ * link is checked for its members and order, and used for a ring message and an all-reduction
+ * once all exist; then they are freed newest first. */
+static void test_chain(int n, int r, int p) {
+  MPI_Comm *chain = malloc(sizeof(MPI_Comm) * (size_t)(n + 1));
+  CHECK(chain != NULL, "out of memory");
+  chain[0] = MPI_COMM_WORLD;
+  for (int i = 1; i <= n; ++i) {
+    MPI_Comm parent = chain[i - 1];
+    int me = -1, size = 0;
+    CHECK_MPI(MPI_Comm_rank(parent, &me));
+    CHECK_MPI(MPI_Comm_size(parent, &size));
+    MPI_Group group;
+    switch (i % 4) {
+      case 0: CHECK_MPI(MPI_Comm_dup(parent, &chain[i])); break;
+      case 1: CHECK_MPI(MPI_Comm_split(parent, 5, size - me, &chain[i])); break;
+      case 2:
+        CHECK_MPI(MPI_Comm_group(parent, &group));
+        CHECK_MPI(MPI_Comm_create_group(parent, group, i, &chain[i]));
+        CHECK_MPI(MPI_Group_free(&group));
+        break;
+      default:
+        CHECK_MPI(MPI_Comm_group(parent, &group));
+        CHECK_MPI(MPI_Comm_create(parent, group, &chain[i]));
+        CHECK_MPI(MPI_Group_free(&group));
+        break;
+    }
+    CHECK(is_range(chain[i]) == 1, "link %d of the chain is not the library's", i);
+  }
+  for (int i = 1; i <= n; i += 1 + n / 50) {
+    /* every split reverses the order: rank r of the world is rank r or p-1-r */
+    int me = -1, flips = (i + 3) / 4, want = flips % 2 ? p - 1 - r : r, got = -1;
+    CHECK_MPI(MPI_Comm_rank(chain[i], &me));
+    CHECK(me == want, "link %d: rank %d, want %d", i, me, want);
+    CHECK_MPI(MPI_Sendrecv(&i, 1, MPI_INT, (me + 1) % p, 9, &got, 1, MPI_INT, MPI_ANY_SOURCE, 9,
+                           chain[i], MPI_STATUS_IGNORE));
+    CHECK(got == i, "link %d received %d", i, got);
+    sum_check(chain[i], p, "a link of the chain");
+  }
+  for (int i = n; i >= 1; --i) CHECK_MPI(MPI_Comm_free(&chain[i]));
+  free(chain);
+}
+
 /* n communicators of all processes alive at once, a third each made by MPI_Comm_dup,
  * MPI_Comm_split (one colour, keys reversing the order) and MPI_Comm_create_group (the world's
  * group); each carries one message around a ring and one all-reduction, then all are freed. */
@@ -320,6 +366,7 @@ int main(int argc, char **argv) {
   test_groups(r, p);
   test_irregular_parent(r, p);
   test_many(n);
+  test_chain(3000, r, p);
   const char *world = getenv("SHIM_TEST_WORLD_COMMS");
   int n_world = world != NULL ? atoi(world) : n;
   CHECK(n_world > 0, "SHIM_TEST_WORLD_COMMS must be positive");

@@ -1,7 +1,7 @@
 /* An ordinary MPI program on real communicators only. Run with and without librangecomm.so
  * (linked, preloaded, absent), it must compute the same results: every value is checked
  * against what MPI defines, and the driver compares the transcripts of the runs. Covers the
- * communicator calls, point-to-point, request completion, statuses, attributes and error
+ * communicator calls, hints, point-to-point, request completion, statuses, attributes and error
  * handlers; collectives, windows and topologies are in passthrough_coll.c. */
 #include "passthrough.h"
 
@@ -88,6 +88,80 @@ static void test_comm_management(int r, int p) {
   CHECK_MPI(MPI_Comm_free(&idup));
   CHECK_MPI(MPI_Comm_free(&split));
   CHECK_MPI(MPI_Comm_free(&dup));
+}
+
+/* ---- hints ------------------------------------------------------------------------------ */
+
+static int compare_strings(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Notes comm's hints in use, sorted by key, as "what: key=value ...". */
+static void note_hints(const char *what, MPI_Comm comm) {
+  MPI_Info info;
+  int n = 0;
+  CHECK_MPI(MPI_Comm_get_info(comm, &info));
+  CHECK_MPI(MPI_Info_get_nkeys(info, &n));
+  char *pairs[64], line[4096] = "";
+  int kept = n < 64 ? n : 64;
+  for (int i = 0; i < kept; ++i) {
+    char key[MPI_MAX_INFO_KEY + 1], value[256] = "";
+    int flag = 0;
+    CHECK_MPI(MPI_Info_get_nthkey(info, i, key));
+    CHECK_MPI(MPI_Info_get(info, key, (int)sizeof value - 1, value, &flag));
+    pairs[i] = malloc(strlen(key) + strlen(value) + 2);
+    sprintf(pairs[i], "%s=%s", key, value);
+  }
+  qsort(pairs, (size_t)kept, sizeof pairs[0], compare_strings);
+  for (int i = 0; i < kept; ++i) {
+    strncat(line, " ", sizeof line - strlen(line) - 1);
+    strncat(line, pairs[i], sizeof line - strlen(line) - 1);
+    free(pairs[i]);
+  }
+  note("hints of %s (%d):%s", what, n, line);
+  CHECK_MPI(MPI_Info_free(&info));
+}
+
+/* What MPI_Comm_get_info returns after dups, set_info with hints MPI knows and one it does
+ * not, dup_with_info, splits and idups: the library must keep hints exactly as MPI does. The
+ * hints set (overtaking allowed, no wildcards) change how MPI matches messages, so the
+ * communicators that get them are dups of MPI_COMM_SELF, or only queried and freed. */
+static void test_hints(int r) {
+  MPI_Comm world_dup, self_dup, copy, split, idup, with_info, shared;
+  MPI_Info given;
+  MPI_Request req;
+  CHECK_MPI(MPI_Info_create(&given));
+  CHECK_MPI(MPI_Info_set(given, "rangecomm_unknown_hint", "true"));
+  CHECK_MPI(MPI_Info_set(given, "mpi_assert_no_any_tag", "true"));        /* MPICH knows it */
+  CHECK_MPI(MPI_Info_set(given, "mpi_assert_allow_overtaking", "true"));  /* both MPIs do */
+
+  CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &world_dup));
+  note_hints("a dup of the world", world_dup);
+  CHECK_MPI(MPI_Comm_split(world_dup, r % 2, r, &split));
+  note_hints("a split of the dup", split);
+  CHECK_MPI(MPI_Comm_dup(MPI_COMM_SELF, &self_dup));
+  note_hints("a dup of MPI_COMM_SELF", self_dup);
+  CHECK_MPI(MPI_Comm_set_info(self_dup, given));
+  note_hints("the dup after set_info", self_dup);
+  CHECK_MPI(MPI_Comm_dup(self_dup, &copy));
+  note_hints("a dup of the dup", copy);
+  CHECK_MPI(MPI_Comm_idup(self_dup, &idup, &req));
+  CHECK_MPI(MPI_Wait(&req, MPI_STATUS_IGNORE));
+  note_hints("an idup of the dup", idup);
+  CHECK_MPI(MPI_Info_set(given, "mpi_assert_no_any_source", "true"));
+  CHECK_MPI(MPI_Comm_dup_with_info(MPI_COMM_WORLD, given, &with_info));
+  note_hints("dup_with_info of the world", with_info);
+  CHECK_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, r, given, &shared));
+  note_hints("split_type with info", shared);
+
+  CHECK_MPI(MPI_Comm_free(&shared));
+  CHECK_MPI(MPI_Comm_free(&with_info));
+  CHECK_MPI(MPI_Comm_free(&idup));
+  CHECK_MPI(MPI_Comm_free(&copy));
+  CHECK_MPI(MPI_Comm_free(&self_dup));
+  CHECK_MPI(MPI_Comm_free(&split));
+  CHECK_MPI(MPI_Comm_free(&world_dup));
+  CHECK_MPI(MPI_Info_free(&given));
 }
 
 /* ---- point-to-point and statuses -------------------------------------------------------- */
@@ -199,6 +273,7 @@ int main(int argc, char **argv) {
   note("world rank=%d size=%d", r, p);
 
   test_comm_management(r, p);
+  test_hints(r);
   CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &comm));
   test_blocking_p2p(comm, r, p);
   test_matched_probe(comm, r, p);
