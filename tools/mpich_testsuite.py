@@ -10,6 +10,8 @@ its output (stdout and stderr together) is one " No Errors" line and nothing els
 """
 import argparse
 import concurrent.futures
+import contextlib
+import fcntl
 import fnmatch
 import json
 import os
@@ -47,6 +49,12 @@ CONFIGS = {
     "openmpi-tcp-accelerate": ("openmpi", "accelerate", ["--mca", "btl", "tcp,self"],
                                "openmpi-tcp-native"),
 }
+
+
+def matches(test_id, pattern):
+    """A test id against a pattern of the expectations or subset file: the id itself (ids have
+    brackets, which fnmatch reads as a character class), or a shell pattern."""
+    return test_id == pattern or fnmatch.fnmatchcase(test_id, pattern)
 
 
 def log(*words):
@@ -193,7 +201,7 @@ class Expectations:
     def find(self, kind, mpi, test_id, config=None):
         for e in self.entries:
             if e["kind"] != kind or not fnmatch.fnmatchcase(mpi, e["mpi"]) or \
-                    not fnmatch.fnmatchcase(test_id, e["test"]):
+                    not matches(test_id, e["test"]):
                 continue
             if config is not None and not any(
                     c in ("*", config) or config == f"{mpi}-{c}" for c in e["configs"]):
@@ -363,6 +371,22 @@ def descendants(pid):
     return found
 
 
+@contextlib.contextmanager
+def holding(lock_path):
+    """An exclusive flock on lock_path (none if it is empty) while a test runs: on a machine
+    shared with other MPI jobs that take the same lock, one MPI job runs at a time and the
+    waiting does not count against a test's time limit."""
+    if not lock_path:
+        yield
+        return
+    with open(lock_path, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
 def run_command(cmd, env, cwd, timeout, output_path):
     """Runs cmd in its own session with output to output_path; kills everything it started
     after `timeout` seconds. Returns (exit status or None on timeout, seconds)."""
@@ -468,6 +492,8 @@ def main():
     p.add_argument("--time-limit", type=int, default=0,
                    help="cap on every test's time limit in seconds (0: the testlist's)")
     p.add_argument("--tail", type=int, default=25)
+    p.add_argument("--lock", default=os.environ.get("MPICH_SUITE_LOCK", ""),
+                   help="hold an flock on this file while each test runs (MPICH_SUITE_LOCK)")
     p.add_argument("--build-only", action="store_true", help="build, report and stop")
     p.add_argument("--results", help="write every run's result and time to this JSON file")
     args = p.parse_args()
@@ -494,8 +520,8 @@ def main():
             subset = [l for l in subset if l]
 
     def wanted(test_id):
-        return any(fnmatch.fnmatchcase(test_id, t) for t in patterns) and \
-            (subset is None or any(fnmatch.fnmatchcase(test_id, t) for t in subset))
+        return any(matches(test_id, t) for t in patterns) and \
+            (subset is None or any(matches(test_id, t) for t in subset))
 
     env_base = dict(os.environ)
     env_base.pop("RANGECOMM_MODE", None)
@@ -576,7 +602,8 @@ def main():
                 logdir = os.path.join(args.work, "logs", config)
                 os.makedirs(logdir, exist_ok=True)
                 outfile = os.path.join(logdir, re.sub(r"[^\w@.=-]+", "_", t.id) + ".out")
-                status, seconds = run_command(cmd, env, rundir, limit + 20, outfile)
+                with holding(args.lock):
+                    status, seconds = run_command(cmd, env, rundir, limit + 20, outfile)
                 with open(outfile, errors="replace") as f:
                     output = f.read()
                 passed, reason = judge(t, status, output)
@@ -613,6 +640,9 @@ def main():
                     unexpected.append((config, t.id, reason + f" (passes in {baseline})",
                                        outfile, cmd))
             times[f"run-{config}"] = time.monotonic() - start
+            if args.results:  # after each configuration, so that an interrupted run keeps them
+                with open(args.results, "w") as f:
+                    json.dump(dict(times=times, results=results), f, indent=1)
             log(f"   {config}: {c['passed']} passed, {c['failed']} failed, {c['na']} not "
                 f"applicable ({time.monotonic() - start:.0f} s)")
 
