@@ -93,6 +93,22 @@ for mpi in mpich openmpi; do
   build_and_test "build-$mpi" "$mpi"
 done
 
+# MPICH's own test suite on both builds' librangecomm.so, natively and in every mode: the CI
+# subset, about 8 minutes (docs/mpich-suite.md; --full for all of it).
+echo "== MPICH's test suite (tools/mpich-testsuite.sh)"
+suite_log=$(mktemp)
+tools/mpich-testsuite.sh | tee "$suite_log"
+suite_status=${PIPESTATUS[0]}
+if read -r p _ f _ < <(tail -n 1 "$suite_log") && [[ $p =~ ^[0-9]+$ && $f =~ ^[0-9]+$ ]]; then
+  (( suite_status != 0 && f == 0 )) && f=1
+  passed=$((passed + p))
+  failed=$((failed + f))
+else
+  echo "run-tests: tools/mpich-testsuite.sh ended without its summary line"
+  failed=$((failed + 1))
+fi
+rm -f "$suite_log"
+
 # The sanitized build: AddressSanitizer with LeakSanitizer, and UndefinedBehaviorSanitizer, on
 # Open MPI at 1-4 ranks. Unoptimised, because the sanitizers make -O2 compile six times slower.
 # Runtime options and the suppressions of MPI's own leaks: tests/reliability/setup/meson.build.

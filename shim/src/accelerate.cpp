@@ -69,9 +69,22 @@ int make_from(MPI_Comm comm, RangeParent& p, const SplitPlan* plan, MPI_Comm* ne
              : MPI_SUCCESS;
 }
 
+// A dup keeps the parent's Cartesian, graph or distributed-graph topology, which library
+// communicators do not have: MPI makes those copies.
+bool has_topology(MPI_Comm comm) {
+  int kind = MPI_UNDEFINED;
+  return comm != MPI_COMM_WORLD && MPI_Topo_test(comm, &kind) == MPI_SUCCESS &&
+         kind != MPI_UNDEFINED;
+}
+
 // MPI_Comm_dup(_with_info) of a real communicator; `made` is false when MPI must do it.
 int accelerated_dup(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm, bool* made, Why* why) {
   RangeParent p;
+  if (has_topology(comm)) {
+    *made = false;
+    *why = Why::topology;
+    return MPI_SUCCESS;
+  }
   if (!(*made = mapped_parent(comm, &p))) {
     *why = unmapped(comm);
     return MPI_SUCCESS;
@@ -264,6 +277,11 @@ int shadow_replace(MPI_Comm* newcomm, bool* replaced) {
 int accelerated_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request, bool* made,
                      Why* why) {
   RangeParent p;
+  if (has_topology(comm)) {
+    *made = false;
+    *why = Why::topology;
+    return MPI_SUCCESS;
+  }
   if (!(*made = mapped_parent(comm, &p))) {
     *why = unmapped(comm);
     return MPI_SUCCESS;
@@ -304,11 +322,22 @@ using namespace rcshim;
 
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)
 
+namespace {
+// A null result pointer: MPI reports it for its own communicators (the call goes to MPI
+// untouched); the library for its own, instead of writing through it.
+int null_result(MPI_Comm comm, const char* fn) {
+  Locked locked;
+  return raise_error(comm, MPI_ERR_ARG, "%s: the result argument is a null pointer", fn);
+}
+}  // namespace
+
 // Each wrapper: a library communicator's creation is the library's; under the acceleration
 // modes a real parent's too where the library can make it; MPI makes the rest (counted for
 // RANGECOMM_REPORT with the reason, report.h).
 
 extern "C" int rc_hand_MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
+  if (UNLIKELY(newcomm == nullptr))
+    return rc_is_fake_comm(comm) ? null_result(comm, "MPI_Comm_dup") : MPI_Comm_dup(comm, newcomm);
   if (UNLIKELY(rc_is_fake_comm(comm))) {
     Locked locked;
     return reported(Creation::dup, true, Why::count, rc_fake_MPI_Comm_dup(comm, newcomm), newcomm);
@@ -326,6 +355,8 @@ extern "C" int rc_hand_MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
 }
 
 extern "C" int rc_hand_MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm) {
+  if (UNLIKELY(newcomm == nullptr))
+    return rc_is_fake_comm(comm) ? null_result(comm, "MPI_Comm_dup_with_info") : MPI_Comm_dup_with_info(comm, info, newcomm);
   constexpr Creation kCall = Creation::dup_with_info;
   if (UNLIKELY(rc_is_fake_comm(comm))) {
     Locked locked;
@@ -346,6 +377,8 @@ extern "C" int rc_hand_MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_
 }
 
 extern "C" int rc_hand_MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
+  if (UNLIKELY(newcomm == nullptr))
+    return rc_is_fake_comm(comm) ? null_result(comm, "MPI_Comm_split") : MPI_Comm_split(comm, color, key, newcomm);
   if (UNLIKELY(rc_is_fake_comm(comm))) {
     Locked locked;
     return reported(Creation::split, true, Why::count,
@@ -366,6 +399,8 @@ extern "C" int rc_hand_MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Com
 
 extern "C" int rc_hand_MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
                                            MPI_Comm* newcomm) {
+  if (UNLIKELY(newcomm == nullptr))
+    return rc_is_fake_comm(comm) ? null_result(comm, "MPI_Comm_split_type") : MPI_Comm_split_type(comm, split_type, key, info, newcomm);
   // Split types the library cannot compute itself (and any split type of a library
   // communicator, which MPI makes on its fallback): MPI splits, and under the acceleration
   // modes its result is replaced.
@@ -436,6 +471,8 @@ extern "C" int rc_hand_MPI_Comm_create_from_group(MPI_Group group, const char* s
 
 extern "C" int rc_hand_MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm,
                                                MPI_Request* request) {
+  if (UNLIKELY(newcomm == nullptr))
+    return rc_is_fake_comm(comm) ? null_result(comm, "MPI_Comm_idup_with_info") : MPI_Comm_idup_with_info(comm, info, newcomm, request);
   constexpr Creation kCall = Creation::idup_with_info;
   if (UNLIKELY(rc_is_fake_comm(comm))) {
     Locked locked;
@@ -462,6 +499,8 @@ extern "C" int rc_hand_MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI
 #endif
 
 extern "C" int rc_hand_MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
+  if (UNLIKELY(newcomm == nullptr))
+    return rc_is_fake_comm(comm) ? null_result(comm, "MPI_Comm_create") : MPI_Comm_create(comm, group, newcomm);
   if (UNLIKELY(rc_is_fake_comm(comm))) {
     Locked locked;
     return reported(Creation::create, true, Why::count,
@@ -482,6 +521,8 @@ extern "C" int rc_hand_MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm*
 
 extern "C" int rc_hand_MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag,
                                              MPI_Comm* newcomm) {
+  if (UNLIKELY(newcomm == nullptr))
+    return rc_is_fake_comm(comm) ? null_result(comm, "MPI_Comm_create_group") : MPI_Comm_create_group(comm, group, tag, newcomm);
   constexpr Creation kCall = Creation::create_group;
   if (UNLIKELY(rc_is_fake_comm(comm))) {
     Locked locked;
@@ -502,6 +543,8 @@ extern "C" int rc_hand_MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int
 }
 
 extern "C" int rc_hand_MPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) {
+  if (UNLIKELY(newcomm == nullptr))
+    return rc_is_fake_comm(comm) ? null_result(comm, "MPI_Comm_idup") : MPI_Comm_idup(comm, newcomm, request);
   if (UNLIKELY(rc_is_fake_comm(comm))) {
     Locked locked;
     return reported(Creation::idup, true, Why::count,

@@ -1,7 +1,10 @@
 // Attributes on range communicators. Keyvals are MPI's own (made by the real library, so they
 // work on real communicators too); the shim records their copy and delete callbacks when they
 // are created and calls them with the fake handle. A keyval still used on a fake communicator
-// is not freed in MPI until that use ends, so MPI cannot hand its number out again.
+// is not freed in MPI until that use ends, so MPI cannot hand its number out again. Under the
+// acceleration modes a keyval with a copy callback is never freed in MPI: a real communicator may
+// still hold an attribute with it, which a dup the library makes must copy (MPI's own dup would),
+// and only a live keyval can be read.
 #include <algorithm>
 #include <unordered_map>
 
@@ -30,9 +33,18 @@ bool predefined(int keyval) {
          keyval == MPI_LASTUSEDCODE || keyval == MPI_APPNUM;
 }
 
+// Whether MPI must keep a keyval the program freed (see the top of this file).
+// (MPI_COMM_NULL_COPY_FN is a null pointer on MPICH, a function that copies nothing on Open MPI.)
+bool kept_for_copies(const KeyvalRecord& r) {
+  return g_accelerate && r.copy != nullptr &&
+         r.copy != reinterpret_cast<MPI_Comm_copy_attr_function*>(MPI_COMM_NULL_COPY_FN);
+}
+
 void unuse(int keyval) {
   auto it = keyvals().find(keyval);
-  if (it == keyvals().end() || --it->second.uses > 0 || !it->second.freed) return;
+  if (it == keyvals().end() || --it->second.uses > 0 || !it->second.freed ||
+      kept_for_copies(it->second))
+    return;
   int k = keyval;
   MPI_Comm_free_keyval(&k);
   keyvals().erase(it);
@@ -90,7 +102,7 @@ int copy_attributes(MPI_Comm oldcomm, FakeComm& from, FakeComm& to) {
 
 int copy_real_attributes(MPI_Comm real, FakeComm& to) {
   for (auto& [keyval, record] : keyvals()) {
-    if (record.freed || record.copy == nullptr) continue;
+    if (record.copy == nullptr) continue;  // (a freed one may still be on `real`)
     void* value = nullptr;
     int present = 0;
     if (MPI_Comm_get_attr(real, keyval, &value, &present) != MPI_SUCCESS || !present) continue;
@@ -188,7 +200,7 @@ extern "C" int rc_hand_MPI_Keyval_create(MPI_Copy_function* copy_fn, MPI_Delete_
 extern "C" int rc_hand_MPI_Comm_free_keyval(int* comm_keyval) {
   Locked locked;
   auto it = keyvals().find(*comm_keyval);
-  if (it != keyvals().end() && it->second.uses > 0) {
+  if (it != keyvals().end() && (it->second.uses > 0 || kept_for_copies(it->second))) {
     it->second.freed = true;
     *comm_keyval = MPI_KEYVAL_INVALID;
     return MPI_SUCCESS;

@@ -72,6 +72,8 @@ extern "C" int rc_fake_MPI_Comm_size(MPI_Comm comm, int* size) {
 
 extern "C" int rc_fake_MPI_Comm_group(MPI_Comm comm, MPI_Group* group) {
   RC_FAKE_RANGE("MPI_Comm_group");
+  if (group == nullptr)
+    return raise_error(comm, MPI_ERR_ARG, "MPI_Comm_group: the result argument is a null pointer");
   return result(comm, range_group(range, group));
 }
 

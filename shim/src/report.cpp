@@ -28,7 +28,8 @@ const char* const kCallNames[kCalls] = {
 
 const char* const kWhyNames[kWhys] = {
     "RANGECOMM_MODE is off", "intercommunicator", "processes outside MPI_COMM_WORLD",
-    "split type MPI computes", "arguments MPI checks", "left to MPI in this mode"};
+    "split type MPI computes", "arguments MPI checks", "left to MPI in this mode",
+    "topology to copy"};
 
 }  // namespace
 

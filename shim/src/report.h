@@ -31,6 +31,7 @@ enum class Why {
   split_type,       // a split type the library does not compute (MPI splits, shadow replaces)
   mpi_checks,       // arguments MPI must check and report (negative colour, bad group or tag)
   not_parent_call,  // a creation the library leaves to MPI in this mode (merges, from groups)
+  topology,         // a dup of a communicator with a topology, which the copy must keep
   count
 };
 

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# Runs MPICH's own test suite (test/mpi of the installed MPICH's Debian source package) against
+# MPICH and Open MPI, natively and under librangecomm.so in the off, accelerate and shadow
+# modes (docs/mpich-suite.md). The last line is "N passed, N failed"; the exit status is nonzero
+# if a test that passes natively fails under the library (and is no `library-bug` entry of
+# tests/mpich-suite/expectations.txt), or a test fails natively without a `native` entry.
+#
+#   tools/mpich-testsuite.sh [--full] [--build-mpich DIR] [--build-openmpi DIR]
+#                            [--configs A,B] [--dirs D,E] [--tests PATTERN,...]
+#                            [--time-limit S] [--results FILE] [--lock FILE] [--fetch-only]
+#
+# Without --full it runs the CI subset (tests/mpich-suite/ci-tests.txt, about 8 minutes on two
+# cores); --full runs every test of the directories. The sources are fetched once with
+# `apt-get source mpich=<version>` into .cache/mpich-testsuite/ (MPICH_SUITE_CACHE), with a
+# private sources list and state, so the machine's apt setup is untouched; the tests are built
+# there too, one program at a time with at most two compilers running. --lock FILE (or
+# MPICH_SUITE_LOCK) holds an flock on FILE during each test, for machines shared with other
+# MPI jobs that take the same lock.
+set -euo pipefail
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$top"
+
+full=0
+fetch_only=0
+build_mpich=build-mpich
+build_openmpi=build-openmpi
+pass=()
+while (( $# > 0 )); do
+  case $1 in
+    --full) full=1; shift ;;
+    --fetch-only) fetch_only=1; shift ;;
+    --build-mpich) build_mpich=$2; shift 2 ;;
+    --build-openmpi) build_openmpi=$2; shift 2 ;;
+    --configs|--dirs|--tests|--time-limit|--results|--jobs|--tail|--lock) pass+=("$1" "$2"); shift 2 ;;
+    --build-only) pass+=("$1"); shift ;;
+    -h|--help) sed -n '2,19s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    *) echo "mpich-testsuite: unknown option $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+
+cache=${MPICH_SUITE_CACHE:-$top/.cache/mpich-testsuite}
+version=$(dpkg-query -W -f='${source:Version}' libmpich-dev 2>/dev/null) ||
+  { echo "mpich-testsuite: MPICH (libmpich-dev) is not installed"; echo "0 passed, 1 failed"; exit 1; }
+source_dir=$cache/mpich-$version
+suite=$source_dir/test/mpi
+
+# Fetches and unpacks the source package once; keeps test/mpi only.
+fetch() {
+  [[ -f $source_dir/.complete ]] && return 0
+  command -v dpkg-source >/dev/null ||
+    { echo "mpich-testsuite: apt-get source needs dpkg-source (dpkg-dev; tools/setup.sh installs it)"; return 1; }
+  local apt=$cache/apt codename
+  codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-bookworm}")
+  mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial" "$cache/download"
+  # A private deb-src list, state and cache: the system's apt configuration stays as it is.
+  cat >"$apt/sources.list" <<EOF
+deb-src ${MPICH_SUITE_MIRROR:-http://deb.debian.org/debian} $codename main
+deb-src ${MPICH_SUITE_MIRROR:-http://deb.debian.org/debian} $codename-updates main
+deb-src ${MPICH_SUITE_SECURITY_MIRROR:-http://deb.debian.org/debian-security} $codename-security main
+EOF
+  local options=(-o "Dir::Etc::SourceList=$apt/sources.list" -o Dir::Etc::SourceParts=/dev/null
+                 -o "Dir::State::Lists=$apt/lists" -o "Dir::Cache=$apt/cache"
+                 -o Debug::NoLocking=1 -o APT::Sandbox::User="$(id -un)")
+  local start=$SECONDS log
+  log=$(apt-get "${options[@]}" -q update 2>&1) ||
+    { echo "$log" | tail -n 20; echo "mpich-testsuite: apt-get update failed"; return 1; }
+  rm -rf "$cache/download/mpich-"*/
+  log=$(cd "$cache/download" && apt-get "${options[@]}" -q source "mpich=$version" 2>&1) ||
+    { echo "$log" | tail -n 20; echo "mpich-testsuite: apt-get source mpich=$version failed"; return 1; }
+  local unpacked
+  unpacked=$(find "$cache/download" -mindepth 1 -maxdepth 1 -type d -name 'mpich-*' | head -n 1)
+  [[ -d $unpacked/test/mpi ]] ||
+    { echo "mpich-testsuite: no test/mpi in the source package"; return 1; }
+  rm -rf "$source_dir"
+  mkdir -p "$source_dir/test"
+  mv "$unpacked/test/mpi" "$source_dir/test/mpi"
+  cp "$unpacked/COPYRIGHT" "$source_dir/" 2>/dev/null || true
+  rm -rf "$unpacked"
+  touch "$source_dir/.complete"
+  echo "mpich-testsuite: fetched mpich $version's test suite in $((SECONDS - start)) s"
+}
+
+
+if ! fetch; then
+  echo "0 passed, 1 failed"
+  exit 1
+fi
+(( fetch_only )) && exit 0
+
+for dir in "$build_mpich" "$build_openmpi"; do
+  [[ -f $dir/shim/librangecomm.so && -x $dir/shim/rangecomm-run ]] || {
+    echo "mpich-testsuite: build $dir first (meson compile -C $dir shim/librangecomm.so shim/rangecomm-run)"
+    echo "0 passed, 1 failed"
+    exit 1
+  }
+done
+
+subset=()
+(( full )) || subset=(--subset tests/mpich-suite/ci-tests.txt)
+status=0
+python3 tools/mpich_testsuite.py --suite "$suite" --work "$cache/work" \
+  --config-headers tests/mpich-suite --expectations tests/mpich-suite/expectations.txt \
+  --build-mpich "$build_mpich" --build-openmpi "$build_openmpi" \
+  "${subset[@]}" "${pass[@]}" || status=$?
+
+exit $status
