@@ -356,7 +356,8 @@ extern "C" int rc_hand_MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
 
 extern "C" int rc_hand_MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm) {
   if (UNLIKELY(newcomm == nullptr))
-    return rc_is_fake_comm(comm) ? null_result(comm, "MPI_Comm_dup_with_info") : MPI_Comm_dup_with_info(comm, info, newcomm);
+    return rc_is_fake_comm(comm) ? null_result(comm, "MPI_Comm_dup_with_info")
+                                : MPI_Comm_dup_with_info(comm, info, newcomm);
   constexpr Creation kCall = Creation::dup_with_info;
   if (UNLIKELY(rc_is_fake_comm(comm))) {
     Locked locked;
@@ -378,7 +379,8 @@ extern "C" int rc_hand_MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_
 
 extern "C" int rc_hand_MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
   if (UNLIKELY(newcomm == nullptr))
-    return rc_is_fake_comm(comm) ? null_result(comm, "MPI_Comm_split") : MPI_Comm_split(comm, color, key, newcomm);
+    return rc_is_fake_comm(comm) ? null_result(comm, "MPI_Comm_split")
+                                : MPI_Comm_split(comm, color, key, newcomm);
   if (UNLIKELY(rc_is_fake_comm(comm))) {
     Locked locked;
     return reported(Creation::split, true, Why::count,
@@ -400,7 +402,8 @@ extern "C" int rc_hand_MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Com
 extern "C" int rc_hand_MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
                                            MPI_Comm* newcomm) {
   if (UNLIKELY(newcomm == nullptr))
-    return rc_is_fake_comm(comm) ? null_result(comm, "MPI_Comm_split_type") : MPI_Comm_split_type(comm, split_type, key, info, newcomm);
+    return rc_is_fake_comm(comm) ? null_result(comm, "MPI_Comm_split_type")
+                                : MPI_Comm_split_type(comm, split_type, key, info, newcomm);
   // Split types the library cannot compute itself (and any split type of a library
   // communicator, which MPI makes on its fallback): MPI splits, and under the acceleration
   // modes its result is replaced.
@@ -472,7 +475,8 @@ extern "C" int rc_hand_MPI_Comm_create_from_group(MPI_Group group, const char* s
 extern "C" int rc_hand_MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm,
                                                MPI_Request* request) {
   if (UNLIKELY(newcomm == nullptr))
-    return rc_is_fake_comm(comm) ? null_result(comm, "MPI_Comm_idup_with_info") : MPI_Comm_idup_with_info(comm, info, newcomm, request);
+    return rc_is_fake_comm(comm) ? null_result(comm, "MPI_Comm_idup_with_info")
+                                : MPI_Comm_idup_with_info(comm, info, newcomm, request);
   constexpr Creation kCall = Creation::idup_with_info;
   if (UNLIKELY(rc_is_fake_comm(comm))) {
     Locked locked;
@@ -500,7 +504,8 @@ extern "C" int rc_hand_MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI
 
 extern "C" int rc_hand_MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
   if (UNLIKELY(newcomm == nullptr))
-    return rc_is_fake_comm(comm) ? null_result(comm, "MPI_Comm_create") : MPI_Comm_create(comm, group, newcomm);
+    return rc_is_fake_comm(comm) ? null_result(comm, "MPI_Comm_create")
+                                : MPI_Comm_create(comm, group, newcomm);
   if (UNLIKELY(rc_is_fake_comm(comm))) {
     Locked locked;
     return reported(Creation::create, true, Why::count,
@@ -522,7 +527,8 @@ extern "C" int rc_hand_MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm*
 extern "C" int rc_hand_MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag,
                                              MPI_Comm* newcomm) {
   if (UNLIKELY(newcomm == nullptr))
-    return rc_is_fake_comm(comm) ? null_result(comm, "MPI_Comm_create_group") : MPI_Comm_create_group(comm, group, tag, newcomm);
+    return rc_is_fake_comm(comm) ? null_result(comm, "MPI_Comm_create_group")
+                                : MPI_Comm_create_group(comm, group, tag, newcomm);
   constexpr Creation kCall = Creation::create_group;
   if (UNLIKELY(rc_is_fake_comm(comm))) {
     Locked locked;
@@ -544,7 +550,8 @@ extern "C" int rc_hand_MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int
 
 extern "C" int rc_hand_MPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) {
   if (UNLIKELY(newcomm == nullptr))
-    return rc_is_fake_comm(comm) ? null_result(comm, "MPI_Comm_idup") : MPI_Comm_idup(comm, newcomm, request);
+    return rc_is_fake_comm(comm) ? null_result(comm, "MPI_Comm_idup")
+                                : MPI_Comm_idup(comm, newcomm, request);
   if (UNLIKELY(rc_is_fake_comm(comm))) {
     Locked locked;
     return reported(Creation::idup, true, Why::count,
