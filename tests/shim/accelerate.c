@@ -255,8 +255,8 @@ static void test_irregular_parent(int r, int p) {
 }
 
 /* The library's MPIX calls on two real communicators of the same processes in the same order
- * (two MPI_Cart_create of the world, which the library leaves to MPI under accelerate), each
- * given its identity by a dup: the same range and the same general group made from the two,
+ * (two MPI_Cart_create of the world, which the library leaves to MPI), each given its identity
+ * by a split (a dup of a communicator with a topology stays MPI's, to keep it): the same range and the same general group made from the two,
  * in opposite orders on even and odd processes, must be two pairs of communicators, not one
  * communicator paired across parents (messages with one tag on all four at once stay apart). */
 static void test_mpix_real_parents(int r, int p) {
@@ -272,7 +272,7 @@ static void test_mpix_real_parents(int r, int p) {
   MPI_Request req[2];
   for (int i = 0; i < 2; ++i) {
     CHECK_MPI(MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &parent[i]));
-    CHECK_MPI(MPI_Comm_dup(parent[i], &dup[i]));
+    CHECK_MPI(MPI_Comm_split(parent[i], 0, r, &dup[i]));
   }
   MPI_Group world_group, down;
   CHECK_MPI(MPI_Comm_group(MPI_COMM_WORLD, &world_group));
