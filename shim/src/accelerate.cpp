@@ -327,7 +327,15 @@ namespace {
 // untouched); the library for its own, instead of writing through it.
 int null_result(MPI_Comm comm, const char* fn) {
   Locked locked;
+#ifdef MPICH_VERSION
+  // MPICH checks a creation's result pointer before it looks at the communicator, and raises
+  // the error on MPI_COMM_WORLD: a program under MPICH sees it there, so it does here too.
+  (void)comm;
+  return raise_error(MPI_COMM_WORLD, MPI_ERR_ARG, "%s: the result argument is a null pointer",
+                     fn);
+#else
   return raise_error(comm, MPI_ERR_ARG, "%s: the result argument is a null pointer", fn);
+#endif
 }
 }  // namespace
 
