@@ -33,24 +33,19 @@ static void *next(const char *name) {
   return f;
 }
 
-/* FORWARD(counter, name, parameters, arguments) defines PMPI_name counting into counter. */
-#define FORWARD(counter, name, params, args)                  \
+/* COUNTED(count, name, parameters, arguments) defines PMPI_name running the statement `count`
+ * and forwarding; FORWARD counts into one counter, FORWARD_NONBLOCKING a nonblocking collective
+ * into the collectives and the nonblocking ones. */
+#define COUNTED(count, name, params, args)                    \
   int PMPI_##name params {                                   \
     static int(*real) params = NULL;                         \
     if (real == NULL) real = (int(*) params)next("PMPI_" #name); \
-    ++counter;                                               \
+    count;                                                   \
     return real args;                                        \
   }
-
-/* The same for a nonblocking collective, counted as a collective and as nonblocking. */
-#define FORWARD_NONBLOCKING(name, params, args)               \
-  int PMPI_##name params {                                   \
-    static int(*real) params = NULL;                         \
-    if (real == NULL) real = (int(*) params)next("PMPI_" #name); \
-    ++g_coll;                                                \
-    ++g_nonblocking;                                         \
-    return real args;                                        \
-  }
+#define FORWARD(counter, name, params, args) COUNTED(++counter, name, params, args)
+#define FORWARD_NONBLOCKING(name, params, args) \
+  COUNTED((++g_coll, ++g_nonblocking), name, params, args)
 
 #define SEND(name) \
   FORWARD(g_p2p, name, (const void *b, int n, MPI_Datatype t, int d, int g, MPI_Comm c), \
