@@ -280,8 +280,11 @@ def summarize(exp, mpi, ranks, rows):
         capped = "stopped at --max" in (rng[0].get("note") or "")
         native_capped = "stopped at --max" in (nat[0].get("note") or "")
         native_timed_out = "--time-limit" in (nat[0].get("note") or "")
+        # A driver that runs its own jobs (preload_bench) measures at several rank counts: the
+        # row says which.
+        row_ranks = int(float(rng[0].get("ranks") or ranks))
         entries.append({
-            "label": h.label, "param": param, "mpi": "%s %d" % (MPIS[mpi][0], ranks),
+            "label": h.label, "param": param, "mpi": "%s %d" % (MPIS[mpi][0], row_ranks),
             "native_variant": "/".join(h.native), "range_variant": h.range,
             "native": native, "range": value, "unit": unit,
             "ratio": value / native if native else None,

@@ -22,7 +22,8 @@ XLABEL = {"pingpong": "message bytes", "bcast": "bytes", "reduce": "bytes",
           "iscan": "doubles per process", "sort": "elements per process",
           # limit_bench: communicators over all p ranks, or over the process alone
           "alive/alive": "members", "alive/memory": "members", "alive/heap": "members",
-          "alive/create": "members"}
+          "alive/create": "members", "preload_bisect": "ranks", "preload_dup": "ranks",
+          "preload_create_group": "ranks", "preload_create": "ranks"}
 COLUMNS = 4
 
 
@@ -103,14 +104,18 @@ def make_plots(results_by_run, folder, mpis):
         for a in axes.flat:
             a.set_visible(False)
         for m, (exp, mpi, rows) in enumerate(runs):
-            ranks = rows[0].get("ranks", "?")
             for n, name in enumerate(names):
                 sel = [r for r in rows if r["experiment"] == name]
                 if not sel:
                     continue
                 ax = axes[m * rows_per_mpi + n // cols][n % cols]
                 ax.set_visible(True)
-                panel(ax, sel, key, name, "%s %s ranks" % (mpis[mpi][0], ranks))
+                # A panel whose rows come from several rank counts (preload_bench) has them on
+                # its x axis.
+                ranks = list(dict.fromkeys(str(r.get("ranks", "?")) for r in sel))
+                where = ("%s %s ranks" % (mpis[mpi][0], ranks[0]) if len(ranks) == 1
+                         else mpis[mpi][0])
+                panel(ax, sel, key, name, where)
         fig.suptitle(runs[0][0].title, fontsize=10)
         fig.tight_layout()
         path = folder / ("%s.png" % key)
