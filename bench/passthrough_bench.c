@@ -50,16 +50,6 @@ static double now_ns(void) {
   return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
 }
 
-static int compare_doubles(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, compare_doubles);
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* Whether this program's MPI_Comm_rank is librangecomm's (so that a run says what it measured). */
 static int interposed(void) {
   Dl_info info;
@@ -129,7 +119,7 @@ static double pingpong_us(const struct options *o, int rank) {
     }
     if (round >= 0) samples[round] = (now_ns() - t0) / (2e3 * (double)o->iters);
   }
-  result = median(samples, (int)o->rounds);
+  result = bench_median(samples, (int)o->rounds);
   free(buf), free(samples);
   return result;
 }
@@ -188,8 +178,8 @@ static void summarize(const struct result *res, long runs, double (*f)(const str
                       double *med, double *best, double *worst) {
   double column[64];
   for (long run = 0; run < runs; ++run) column[run] = f(&res[run]);
-  *med = median(column, (int)runs);
-  *best = column[0];  /* median() sorted it */
+  *med = bench_median(column, (int)runs);
+  *best = column[0];  /* bench_median() sorted it */
   *worst = column[runs - 1];
 }
 
@@ -210,17 +200,12 @@ static double bound_ns(const struct result *r) { return r->v[0]; }
 static double wrapper_ns(const struct result *r) { return r->v[0] - r->v[1]; }
 static double latency_us(const struct result *r) { return r->v[2]; }
 
-static int run_compare(const char *library, const char *self, int mpiexec_argc,
-                       char **mpiexec_argv, const struct options *o) {
-  char mpiexec[4096] = "", args[256], preload[4200];
+static int run_compare(const char *library, const char *self, const char *mpiexec,
+                       const struct options *o) {
+  char args[256], preload[4200];
   struct result *res[2] = {calloc((size_t)o->runs, sizeof(struct result)),
                            calloc((size_t)o->runs, sizeof(struct result))};
   double m[2][3], b[2][3], w[2][3];
-  for (int i = 0; i < mpiexec_argc; ++i) {
-    strncat(mpiexec, "'", sizeof mpiexec - strlen(mpiexec) - 1);
-    strncat(mpiexec, mpiexec_argv[i], sizeof mpiexec - strlen(mpiexec) - 1);
-    strncat(mpiexec, "' ", sizeof mpiexec - strlen(mpiexec) - 1);
-  }
   snprintf(args, sizeof args, "--calls %ld --iters %ld --rounds %ld --size %ld --dup-first %ld",
            o->calls, o->iters, o->rounds, o->size, o->dup_first);
   snprintf(preload, sizeof preload, "env 'LD_PRELOAD=%s' ", library);
@@ -299,22 +284,13 @@ int main(int argc, char **argv) {
       case 's': ok = number("size", optarg, 0, 1L << 30, &o.size); break;
       case 'R': ok = number("runs", optarg, 1, 64, &o.runs); break;
       case 'd': ok = number("dup-first", optarg, 0, 1, &o.dup_first); break;
-      case 'f':
-        ok = strcmp(optarg, "csv") == 0 || strcmp(optarg, "table") == 0;
-        if (!ok) fprintf(stderr, "passthrough_bench: --format: table or csv, not '%s'\n", optarg);
-        o.csv = strcmp(optarg, "csv") == 0;
-        break;
+      case 'f': ok = bench_format("passthrough_bench", optarg, &o.csv); break;
       default: ok = 0; /* getopt_long printed what was wrong */
     }
   }
   if (!ok) return 2;
-  int separator = optind > 0 && strcmp(argv[optind - 1], "--") == 0 ? optind - 1 : -1;
   if (library == NULL) return run_mpi(argc, argv, &o);
-  if (separator < 0 || separator + 1 >= argc) {
-    fprintf(stderr, "usage: passthrough_bench --compare LIB [options] -- MPIEXEC [ARGS...]\n");
-    return 2;
-  }
-  char self[4096];
-  if (realpath(argv[0], self) == NULL) return 2;
-  return run_compare(library, self, argc - separator - 1, argv + separator + 1, &o);
+  char launcher[4096], self[PATH_MAX];
+  if (bench_launcher("passthrough_bench", argc, argv, optind, launcher, sizeof launcher, self)) return 2;
+  return run_compare(library, self, launcher, &o);
 }

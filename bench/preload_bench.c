@@ -46,16 +46,6 @@ struct options {
   char ranks[256];
 };
 
-static int compare_doubles(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, compare_doubles);
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* --- one MPI run --- */
 
 static int sink; /* results of the collectives, so that nothing is optimised away */
@@ -140,7 +130,7 @@ static int run_mpi(int argc, char **argv, const struct options *o) {
       samples[b] = slowest;
     }
     if (rank == 0) {
-      double med = median(samples, (int)o->batches);
+      double med = bench_median(samples, (int)o->batches);
       printf("result %s %.4f %.4f %.4f\n", names[w], med, samples[0], samples[o->batches - 1]);
     }
   }
@@ -177,14 +167,9 @@ static int run_child(const char *prefix, const char *mpiexec, int ranks, const c
   return pclose(out) == 0 && found == WORKLOADS;
 }
 
-static int run_compare(const char *library, const char *self, int mpiexec_argc,
-                       char **mpiexec_argv, const struct options *o) {
-  char mpiexec[4096] = "", args[256], prefix[4400], dir[4096];
-  for (int i = 0; i < mpiexec_argc; ++i) {
-    strncat(mpiexec, "'", sizeof mpiexec - strlen(mpiexec) - 1);
-    strncat(mpiexec, mpiexec_argv[i], sizeof mpiexec - strlen(mpiexec) - 1);
-    strncat(mpiexec, "' ", sizeof mpiexec - strlen(mpiexec) - 1);
-  }
+static int run_compare(const char *library, const char *self, const char *mpiexec,
+                       const struct options *o) {
+  char args[256], prefix[4400], dir[4096];
   snprintf(dir, sizeof dir, "%s", library);
   snprintf(prefix, sizeof prefix, "'%s/rangecomm-run' --mode accelerate --library '%s' -- ",
            dirname(dir), library);
@@ -221,7 +206,7 @@ static int run_compare(const char *library, const char *self, int mpiexec_argc,
       for (int w = 0; w < WORKLOADS; ++w) {
         double column[64];
         for (long run = 0; run < o->runs; ++run) column[run] = res[run * 2 + with].v[w];
-        med[k][with][w] = median(column, (int)o->runs);
+        med[k][with][w] = bench_median(column, (int)o->runs);
         lo[k][with][w] = column[0];
         hi[k][with][w] = column[o->runs - 1];
       }
@@ -290,22 +275,13 @@ int main(int argc, char **argv) {
         if (!ok) fprintf(stderr, "preload_bench: --ranks: a list like 2,4,8, not '%s'\n", optarg);
         else snprintf(o.ranks, sizeof o.ranks, "%s", optarg);
         break;
-      case 'f':
-        ok = strcmp(optarg, "csv") == 0 || strcmp(optarg, "table") == 0;
-        if (!ok) fprintf(stderr, "preload_bench: --format: table or csv, not '%s'\n", optarg);
-        o.csv = strcmp(optarg, "csv") == 0;
-        break;
+      case 'f': ok = bench_format("preload_bench", optarg, &o.csv); break;
       default: ok = 0; /* getopt_long printed what was wrong */
     }
   }
   if (!ok) return 2;
-  int separator = optind > 0 && strcmp(argv[optind - 1], "--") == 0 ? optind - 1 : -1;
   if (library == NULL) return run_mpi(argc, argv, &o);
-  if (separator < 0 || separator + 1 >= argc) {
-    fprintf(stderr, "usage: preload_bench --compare LIB [options] -- MPIEXEC [ARGS...]\n");
-    return 2;
-  }
-  char self[4096];
-  if (realpath(argv[0], self) == NULL) return 2;
-  return run_compare(library, self, argc - separator - 1, argv + separator + 1, &o);
+  char launcher[4096], self[PATH_MAX];
+  if (bench_launcher("preload_bench", argc, argv, optind, launcher, sizeof launcher, self)) return 2;
+  return run_compare(library, self, launcher, &o);
 }
