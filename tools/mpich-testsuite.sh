@@ -9,7 +9,7 @@
 #                            [--configs A,B] [--dirs D,E] [--tests PATTERN,...]
 #                            [--time-limit S] [--results FILE] [--lock FILE] [--fetch-only]
 #
-# Without --full it runs the CI subset (tests/mpich-suite/ci-tests.txt, about 8 minutes on two
+# Without --full it runs the CI subset (tests/mpich-suite/ci-tests.txt, about 4 minutes on two
 # cores); --full runs every test of the directories. The sources are fetched once with
 # `apt-get source mpich=<version>` into .cache/mpich-testsuite/ (MPICH_SUITE_CACHE), with a
 # private sources list and state, so the machine's apt setup is untouched; the tests are built

@@ -94,7 +94,7 @@ for mpi in mpich openmpi; do
 done
 
 # MPICH's own test suite on both builds' librangecomm.so, natively and in every mode: the CI
-# subset, about 8 minutes (docs/mpich-suite.md; --full for all of it).
+# subset, about 4 minutes (docs/mpich-suite.md; --full for all of it).
 echo "== MPICH's test suite (tools/mpich-testsuite.sh)"
 suite_log=$(mktemp)
 tools/mpich-testsuite.sh | tee "$suite_log"
