@@ -26,6 +26,8 @@ namespace rcshim {
 
 int g_accelerate = 0;
 int g_shadow = 0;
+std::atomic<int> g_forwarding{0};
+thread_local bool t_forwarding = false;
 
 void read_mode() {
   const char* v = std::getenv("RANGECOMM_MODE");
@@ -323,6 +325,14 @@ using namespace rcshim;
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)
 
 namespace {
+// Under the acceleration modes: a creation MPI calls itself inside one the shim forwarded to it
+// stays MPI's (objects.h, ForwardedToMpi), as MPI's code expects its own communicator back.
+bool left_to_mpi(Why* why) {
+  if (!called_by_mpi()) return false;
+  *why = Why::inside_mpi;
+  return true;
+}
+
 // A null result pointer: MPI reports it for its own communicators (the call goes to MPI
 // untouched); the library for its own, instead of writing through it.
 int null_result(MPI_Comm comm, const char* fn) {
@@ -351,7 +361,7 @@ extern "C" int rc_hand_MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
     return reported(Creation::dup, true, Why::count, rc_fake_MPI_Comm_dup(comm, newcomm), newcomm);
   }
   Why why = Why::mode_off;
-  if (UNLIKELY(g_accelerate)) {
+  if (UNLIKELY(g_accelerate) && !left_to_mpi(&why)) {
     Locked locked;
     bool made = false;
     int rc = accelerated_dup(comm, MPI_INFO_NULL, newcomm, &made, &why);
@@ -373,7 +383,7 @@ extern "C" int rc_hand_MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_
                     newcomm);
   }
   Why why = Why::mode_off;
-  if (UNLIKELY(g_accelerate)) {
+  if (UNLIKELY(g_accelerate) && !left_to_mpi(&why)) {
     Locked locked;
     bool made = false;
     int rc = accelerated_dup(comm, info, newcomm, &made, &why);
@@ -395,7 +405,7 @@ extern "C" int rc_hand_MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Com
                     rc_fake_MPI_Comm_split(comm, color, key, newcomm), newcomm);
   }
   Why why = Why::mode_off;
-  if (UNLIKELY(g_accelerate)) {
+  if (UNLIKELY(g_accelerate) && !left_to_mpi(&why)) {
     Locked locked;
     bool made = false;
     int rc = accelerated_split(comm, color, key, newcomm, &made, &why);
@@ -424,7 +434,8 @@ extern "C" int rc_hand_MPI_Comm_split_type(MPI_Comm comm, int split_type, int ke
     return reported(kCall, replaced, Why::split_type, rc, newcomm);
   }
   Why why = Why::mode_off;
-  if (UNLIKELY(g_accelerate)) {
+  const bool accelerating = UNLIKELY(g_accelerate) && !left_to_mpi(&why);
+  if (accelerating) {
     Locked locked;
     bool made = false;
     int rc = accelerated_split_type(comm, split_type, key, newcomm, &made, &why);
@@ -432,10 +443,14 @@ extern "C" int rc_hand_MPI_Comm_split_type(MPI_Comm comm, int split_type, int ke
       rc = create_with_hints(*find_comm(*newcomm), info);
     if (made || rc != MPI_SUCCESS) return reported(kCall, true, why, rc, newcomm);
   }
-  int rc = UNLIKELY(rangecomm::Progress_needed())
-               ? rc_blocking_MPI_Comm_split_type(comm, split_type, key, info, newcomm)
-               : MPI_Comm_split_type(comm, split_type, key, info, newcomm);
-  if (UNLIKELY(g_accelerate) && rc == MPI_SUCCESS) {
+  int rc = MPI_SUCCESS;
+  {
+    ForwardedToMpi forwarded(accelerating);  // MPICH's split types may call MPI's creations
+    rc = UNLIKELY(rangecomm::Progress_needed())
+             ? rc_blocking_MPI_Comm_split_type(comm, split_type, key, info, newcomm)
+             : MPI_Comm_split_type(comm, split_type, key, info, newcomm);
+  }
+  if (accelerating && rc == MPI_SUCCESS) {
     Locked locked;
     rc = shadow_replace(newcomm, &replaced);
   }
@@ -454,12 +469,12 @@ extern "C" int rc_hand_MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Com
                ? rc_blocking_MPI_Intercomm_merge(intercomm, high, newcomm)
                : MPI_Intercomm_merge(intercomm, high, newcomm);
   bool replaced = false;
-  if (UNLIKELY(g_shadow) && rc == MPI_SUCCESS) {
+  Why why = g_accelerate ? Why::not_parent_call : Why::mode_off;
+  if (UNLIKELY(g_shadow) && rc == MPI_SUCCESS && !left_to_mpi(&why)) {
     Locked locked;
     rc = shadow_replace(newcomm, &replaced);
   }
-  return reported(kCall, replaced, g_accelerate ? Why::not_parent_call : Why::mode_off, rc,
-                  newcomm);
+  return reported(kCall, replaced, why, rc, newcomm);
 }
 
 #if MPI_VERSION >= 4
@@ -472,12 +487,12 @@ extern "C" int rc_hand_MPI_Comm_create_from_group(MPI_Group group, const char* s
                                                          newcomm)
                : MPI_Comm_create_from_group(group, stringtag, info, errhandler, newcomm);
   bool replaced = false;
-  if (UNLIKELY(g_shadow) && rc == MPI_SUCCESS) {
+  Why why = g_accelerate ? Why::not_parent_call : Why::mode_off;
+  if (UNLIKELY(g_shadow) && rc == MPI_SUCCESS && !left_to_mpi(&why)) {
     Locked locked;
     rc = shadow_replace(newcomm, &replaced);
   }
-  return reported(Creation::create_from_group, replaced,
-                  g_accelerate ? Why::not_parent_call : Why::mode_off, rc, newcomm);
+  return reported(Creation::create_from_group, replaced, why, rc, newcomm);
 }
 
 extern "C" int rc_hand_MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm,
@@ -492,7 +507,7 @@ extern "C" int rc_hand_MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI
                     rc_fake_MPI_Comm_idup_with_info(comm, info, newcomm, request), newcomm);
   }
   Why why = Why::mode_off;
-  if (UNLIKELY(g_accelerate)) {
+  if (UNLIKELY(g_accelerate) && !left_to_mpi(&why)) {
     Locked locked;
     bool made = false;
     int rc = accelerated_idup(comm, newcomm, request, &made, &why);
@@ -520,7 +535,7 @@ extern "C" int rc_hand_MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm*
                     rc_fake_MPI_Comm_create(comm, group, newcomm), newcomm);
   }
   Why why = Why::mode_off;
-  if (UNLIKELY(g_accelerate)) {
+  if (UNLIKELY(g_accelerate) && !left_to_mpi(&why)) {
     Locked locked;
     bool made = false;
     int rc = accelerated_create(comm, group, newcomm, &made, &why);
@@ -544,7 +559,7 @@ extern "C" int rc_hand_MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int
                     rc_fake_MPI_Comm_create_group(comm, group, tag, newcomm), newcomm);
   }
   Why why = Why::mode_off;
-  if (UNLIKELY(g_accelerate)) {
+  if (UNLIKELY(g_accelerate) && !left_to_mpi(&why)) {
     Locked locked;
     bool made = false;
     int rc = accelerated_create_group(comm, group, tag, newcomm, &made, &why);
@@ -566,7 +581,7 @@ extern "C" int rc_hand_MPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Reque
                     rc_fake_MPI_Comm_idup(comm, newcomm, request), newcomm);
   }
   Why why = Why::mode_off;
-  if (UNLIKELY(g_accelerate)) {
+  if (UNLIKELY(g_accelerate) && !left_to_mpi(&why)) {
     Locked locked;
     bool made = false;
     int rc = accelerated_idup(comm, newcomm, request, &made, &why);

@@ -2,6 +2,8 @@
 // (windows, files, topologies, neighbourhood collectives, spawn, ...) runs on a real
 // communicator made once for the range with MPI_Comm_create_group (all members are inside the
 // same collective call), cached, and freed with the range.
+#include <algorithm>
+#include <cstdint>
 #include <unordered_map>
 
 #include "objects.h"
@@ -24,6 +26,14 @@ void forward_error(MPI_Comm* real, int* code, ...) {
     raise_on(it->second, *code);
   else
     raise_on(MPI_COMM_WORLD, *code);
+}
+
+// The number of tags MPI_Comm_create_group accepts on the shim's channels.
+long long tag_count() {
+  void* ub = nullptr;
+  int flag = 0;
+  MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
+  return flag ? *static_cast<int*>(ub) + 1LL : 32768;
 }
 
 MPI_Errhandler forwarder() {
@@ -50,11 +60,7 @@ extern "C" int rc_real_comm_of(MPI_Comm fake, MPI_Comm* real) {
     MPI_Group group;
     int rc = range_group(c->range, &group, fallback_channel());
     if (rc != MPI_SUCCESS) return raise_on(fake, rc);
-    void* ub = nullptr;
-    int flag = 0;
-    MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
-    long long tags = flag ? *static_cast<int*>(ub) + 1LL : 32768;
-    int tag = static_cast<int>(rangecomm::Comm_context(c->range) % tags);
+    int tag = static_cast<int>(rangecomm::Comm_context(c->range) % tag_count());
     MPI_Comm made = MPI_COMM_NULL;
     {
       Unlocked unlocked;  // a collective: other threads may need the library meanwhile
@@ -130,12 +136,53 @@ extern "C" int rc_fake_MPI_Dist_graph_create_adjacent(MPI_Comm comm, int indegre
 extern "C" int rc_fake_MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
                                            MPI_Comm* newcomm) {
   RC_REAL_OF(comm);
-  return made_from(comm, MPI_Comm_split_type(real, split_type, key, info, newcomm), newcomm);
+  int rc = MPI_SUCCESS;
+  {
+    ForwardedToMpi forwarded(g_accelerate);  // MPICH's split types may call MPI's creations
+    rc = MPI_Comm_split_type(real, split_type, key, info, newcomm);
+  }
+  return made_from(comm, rc, newcomm);
 }
 
+namespace {
+
+// A real communicator of this leader and the remote one (ranks of the world), for one
+// MPI_Intercomm_create over the library communicator `peer`: MPI's leaders talk on the peer
+// communicator (MPICH with a tag of its own besides the program's), so each library peer needs
+// MPI's isolation of its own. Made on the group channel by the two leaders alone; its tag mixes
+// the peer's identity with the program's tag, so creations over different peers, and over one
+// peer with different tags (as MPI requires of concurrent ones), do not meet (unless two such
+// running at once over the same leaders agree modulo MPI_TAG_UB + 1). *remote: the remote
+// leader's rank in it.
+int leaders_comm(const rangecomm::Comm& peer, int remote_world, int tag, MPI_Comm* out,
+                 int* remote) {
+  int me = 0;
+  MPI_Comm_rank(group_channel(), &me);
+  int ranks[2] = {std::min(me, remote_world), std::max(me, remote_world)};
+  *remote = remote_world > me ? 1 : 0;
+  MPI_Group channel, pair;
+  if (int rc = MPI_Comm_group(group_channel(), &channel)) return rc;
+  int rc = MPI_Group_incl(channel, 2, ranks, &pair);
+  MPI_Group_free(&channel);
+  if (rc != MPI_SUCCESS) return rc;
+  std::uint64_t x = (std::uint64_t{rangecomm::Comm_context(peer)} << 32) ^
+                    static_cast<std::uint32_t>(tag);
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;  // splitmix64's finaliser
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  x ^= x >> 31;
+  {
+    Unlocked unlocked;  // collective over the two leaders
+    rc = MPI_Comm_create_group(group_channel(), pair,
+                               static_cast<int>(x % static_cast<std::uint64_t>(tag_count())), out);
+  }
+  MPI_Group_free(&pair);
+  return rc;
+}
+
+}  // namespace
+
 // Only the leaders use peer_comm, so a fake one cannot be made real (that is collective over
-// it). Any communicator holding both leaders serves: the group channel, with the remote
-// leader's rank translated there.
+// it): the leaders make a real communicator of the two of them instead (leaders_comm).
 extern "C" int rc_fake_MPI_Intercomm_create(MPI_Comm local_comm, int local_leader,
                                             MPI_Comm peer_comm, int remote_leader, int tag,
                                             MPI_Comm* newintercomm) {
@@ -144,7 +191,7 @@ extern "C" int rc_fake_MPI_Intercomm_create(MPI_Comm local_comm, int local_leade
     if (int rc = rc_real_comm_of(local_comm, &local)) return rc;
   int me = MPI_UNDEFINED;
   MPI_Comm_rank(local, &me);
-  MPI_Comm peer = peer_comm;
+  MPI_Comm peer = peer_comm, leaders = MPI_COMM_NULL;
   if (me == local_leader && rc_is_fake_comm(peer_comm)) {
     FakeComm* p = nullptr;
     if (int rc = fake_range(peer_comm, "MPI_Intercomm_create", &p)) return rc;
@@ -154,8 +201,9 @@ extern "C" int rc_fake_MPI_Intercomm_create(MPI_Comm local_comm, int local_leade
                          "MPI_Intercomm_create: remote_leader %d is not "
                          "in peer_comm (size %d)",
                          remote_leader, p->range.size());
-    peer = group_channel();
-    remote_leader = world;
+    if (int rc = leaders_comm(p->range, world, tag, &leaders, &remote_leader))
+      return raise_on(peer_comm, rc);
+    peer = leaders;
   } else if (rc_is_fake_comm(peer_comm)) {
     peer = MPI_COMM_NULL;  // not significant here
   }
@@ -163,6 +211,7 @@ extern "C" int rc_fake_MPI_Intercomm_create(MPI_Comm local_comm, int local_leade
   {
     Unlocked unlocked;
     rc = MPI_Intercomm_create(local, local_leader, peer, remote_leader, tag, newintercomm);
+    if (leaders != MPI_COMM_NULL) MPI_Comm_free(&leaders);
   }
   if (rc != MPI_SUCCESS || !rc_is_fake_comm(local_comm)) return rc;
   return made_from(local_comm, rc, newintercomm);

@@ -213,9 +213,13 @@ int agree_mirror(MPI_Comm real, RangeParent* p) {
       // Blocking, with the request left null: on Open MPI 4.1 a nonblocking collective on a
       // communicator keeps libnbc's progress function polled by every later MPI call until
       // that communicator is freed, and MPI_COMM_SELF never is (shim-design.md, "Copies
-      // without libnbc").
+      // without libnbc"). Without the library lock, as every blocking collective of MPI in the
+      // shim: with threads, the other members may reach this all-reduction only after this
+      // process's other threads got into the library (the creation it belongs to is not yet
+      // visible to them).
       [real](const std::uint32_t* mine, std::uint32_t* agreed, MPI_Request* req) {
         *req = MPI_REQUEST_NULL;
+        Unlocked unlocked;
         return MPI_Allreduce(mine, agreed, 4, MPI_UINT32_T, MPI_MAX, real);
       },
       &mirror, &request);

@@ -5,7 +5,10 @@
  * - An attribute whose keyval the program freed while a communicator still held it is copied
  *   by a dup of that communicator with the keyval's copy callback (attr/fkeyval).
  * - A null result pointer is an MPI_ERR_ARG error of the call, not a write through it
- *   (errors/comm/comm_*_nullarg; MPICH only: Open MPI 4.1 writes through some of them). */
+ *   (errors/comm/comm_*_nullarg; MPICH only: Open MPI 4.1 writes through some of them).
+ * - MPICH's MPI_Comm_split_type(MPIX_COMM_TYPE_NEIGHBORHOOD) with the hint nbhd_common_dirname
+ *   gives a communicator of the processes that see the directory (comm/cmsplit_type): MPICH
+ *   runs ROMIO there, whose MPI_Comm_split, dup and create must make MPI's communicators. */
 #include "shim_check.h"
 
 static int copies = 0;
@@ -116,6 +119,31 @@ static void check_null_results(void) {
 }
 #endif
 
+#ifdef MPIX_COMM_TYPE_NEIGHBORHOOD
+static void check_neighborhood_split(int p) {
+  MPI_Comm parent, comm;
+  MPI_Info info;
+  CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &parent)); /* (a library one under acceleration) */
+  CHECK_MPI(MPI_Info_create(&info));
+  CHECK_MPI(MPI_Info_set(info, "nbhd_common_dirname", "."));
+  MPI_Comm parents[2] = {MPI_COMM_WORLD, parent};
+  for (int i = 0; i < 2; ++i) {
+    int size = 0, sum = 0, one = 1;
+    CHECK_MPI(MPI_Comm_split_type(parents[i], MPIX_COMM_TYPE_NEIGHBORHOOD, 0, info, &comm));
+    CHECK(comm != MPI_COMM_NULL, "neighbourhood split of parent %d is MPI_COMM_NULL", i);
+    if (comm == MPI_COMM_NULL) continue;
+    CHECK_MPI(MPI_Comm_size(comm, &size));
+    CHECK_MPI(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, comm));
+    CHECK(size == p && sum == p, "neighbourhood split of parent %d: size %d, sum %d", i, size,
+          sum);
+    CHECK_MPI(MPI_Comm_free(&comm));
+  }
+  CHECK_MPI(MPI_Info_free(&info));
+  CHECK_MPI(MPI_Comm_free(&parent));
+  note("neighbourhood splits by directory");
+}
+#endif
+
 int main(int argc, char **argv) {
   int p;
   MPI_Init(&argc, &argv);
@@ -125,6 +153,9 @@ int main(int argc, char **argv) {
   check_freed_keyval();
 #ifdef MPICH_VERSION
   check_null_results();
+#endif
+#ifdef MPIX_COMM_TYPE_NEIGHBORHOOD
+  check_neighborhood_split(p);
 #endif
   shim_test_end();
   MPI_Finalize();
