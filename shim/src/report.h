@@ -32,6 +32,7 @@ enum class Why {
   mpi_checks,       // arguments MPI must check and report (negative colour, bad group or tag)
   not_parent_call,  // a creation the library leaves to MPI in this mode (merges, from groups)
   topology,         // a dup of a communicator with a topology, which the copy must keep
+  handle_table,     // a member's table of communicator handles is (nearly) full
   count
 };
 
