@@ -1022,6 +1022,12 @@ LayoutP user_layout(Rng& rng, int ints, bool dense) {
   }
   int r = (int)rng.range(0, 3);
   if (dense && (r == 1 || r == 2)) r = 0;
+#ifdef OPEN_MPI
+  // No data 16 bytes into a struct on Open MPI 4.1: its ring Allreduce was seen corrupting
+  // its heap on such types; native_defects allreduce-lb does not show it, but with them
+  // --seed 41 --only coll at 4 ranks corrupts the heap somewhere (docs/conformance.md).
+  if (r == 2) r = 3;
+#endif
   if (r == 0) return data;
   auto outer = std::make_shared<Layout>();
   outer->units = ints;

@@ -46,8 +46,9 @@ static void check_comm(MPI_Comm c, const int *members, int n, const char *what, 
   MPI_Status st;
   CHECK_MPI(MPI_Sendrecv(&world_rank, 1, MPI_INT, next, index % 1000, &got, 1, MPI_INT, prev,
                          index % 1000, c, &st));
-  CHECK(got == members[prev] && st.MPI_SOURCE == prev, "%s %d: received %d from %d, want %d from %d",
-        what, index, got, st.MPI_SOURCE, members[prev], prev);
+  CHECK(got == members[prev] && st.MPI_SOURCE == prev,
+        "%s %d: received %d from %d, want %d from %d", what, index, got, st.MPI_SOURCE,
+        members[prev], prev);
 }
 
 /* The world ranks with the parity of `parity`, highest first (a split by parity, key -rank). */
