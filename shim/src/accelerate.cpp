@@ -57,9 +57,13 @@ Why unmapped(MPI_Comm comm) {
 // This process's communicator of a creation collective over the real parent `comm` (dup,
 // split, create): the parent ranks plan->ranks, or all of them in order when plan is null (as
 // make_members makes that range), derived from the parent's own identity (the world's, or its
-// mirror's, agreed at its first such creation). MPI_COMM_NULL for a non-member.
-int make_from(MPI_Comm comm, RangeParent& p, const SplitPlan* plan, MPI_Comm* newcomm) {
-  if (int rc = agree_mirror(comm, &p)) return raise_on(comm, rc);
+// mirror's, agreed at its first such creation). MPI_COMM_NULL for a non-member. When that
+// first agreement tells that some member's handle table is nearly full, *low is set and nothing
+// is made: every member then leaves this creation to MPI.
+int make_from(MPI_Comm comm, RangeParent& p, const SplitPlan* plan, MPI_Comm* newcomm,
+              bool* low) {
+  if (int rc = agree_mirror(comm, &p, low)) return raise_on(comm, rc);
+  if (*low) return MPI_SUCCESS;
   rangecomm::Comm mine;
   int rc = plan != nullptr
                ? make_members(*p.self, *plan, kCollectiveLevel, &mine)
@@ -67,7 +71,7 @@ int make_from(MPI_Comm comm, RangeParent& p, const SplitPlan* plan, MPI_Comm* ne
   if (rc != MPI_SUCCESS) return raise_on(comm, rc);
   *newcomm = MPI_COMM_NULL;
   return plan == nullptr || plan->member
-             ? new_comm(std::move(mine), inherited_errhandler(comm), newcomm)
+             ? new_comm(std::move(mine), inherited_errhandler(comm), newcomm, comm)
              : MPI_SUCCESS;
 }
 
@@ -91,7 +95,13 @@ int accelerated_dup(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm, bool* made,
     *why = unmapped(comm);
     return MPI_SUCCESS;
   }
-  if (int rc = make_from(comm, p, nullptr, newcomm)) return rc;
+  bool low = false;
+  if (int rc = make_from(comm, p, nullptr, newcomm, &low)) return rc;
+  if (low) {
+    *made = false;
+    *why = Why::handle_table;
+    return MPI_SUCCESS;
+  }
   FakeComm* d = find_comm(*newcomm);
   if (info != MPI_INFO_NULL) {
     create_with_hints(*d, info);
@@ -106,8 +116,9 @@ int accelerated_dup(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm, bool* made,
   return raise_on(comm, rc);
 }
 
-// The groups of a split whose (colour, key) pairs every process has.
-int split_by_pairs(MPI_Comm comm, RangeParent& p, const std::vector<int>& color_key,
+// The groups of a split whose (colour, key) pairs every process has; any_low: some process's
+// handle table is nearly full (every process knows it from the same exchange).
+int split_by_pairs(MPI_Comm comm, RangeParent& p, const std::vector<int>& color_key, bool any_low,
                    MPI_Comm* newcomm, bool* made, Why* why) {
   // A negative colour is an error MPI reports; every process sees it and lets MPI split.
   for (int r = 0; r < p.size; ++r)
@@ -115,9 +126,15 @@ int split_by_pairs(MPI_Comm comm, RangeParent& p, const std::vector<int>& color_
       *why = Why::mpi_checks;
       return MPI_SUCCESS;
     }
-  *made = true;
-  SplitPlan plan = plan_split(color_key, p.rank);
-  return make_from(comm, p, &plan, newcomm);
+  bool low = any_low;
+  int rc = MPI_SUCCESS;
+  if (!low) {
+    SplitPlan plan = plan_split(color_key, p.rank);
+    rc = make_from(comm, p, &plan, newcomm, &low);
+  }
+  *made = !low;
+  if (low) *why = Why::handle_table;
+  return rc;
 }
 
 // MPI_Comm_split of a real communicator: one exchange of colours and keys, then each member
@@ -130,10 +147,16 @@ int accelerated_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm, bool
     *why = unmapped(comm);
     return MPI_SUCCESS;
   }
-  std::vector<int> color_key(2 * static_cast<size_t>(p.size));
-  int mine[2] = {color, key};
-  if (int rc = allgather_ints(comm, mine, 2, &color_key)) return rc;
-  return split_by_pairs(comm, p, color_key, newcomm, made, why);
+  std::vector<int> all(3 * static_cast<size_t>(p.size)), color_key(2 * static_cast<size_t>(p.size));
+  int mine[3] = {color, key, comm_handles_low()};
+  if (int rc = allgather_ints(comm, mine, 3, &all)) return rc;
+  bool any_low = false;
+  for (int r = 0; r < p.size; ++r) {
+    color_key[2 * r] = all[3 * r];
+    color_key[2 * r + 1] = all[3 * r + 1];
+    any_low = any_low || all[3 * r + 2] != 0;
+  }
+  return split_by_pairs(comm, p, color_key, any_low, newcomm, made, why);
 }
 
 // MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) of a real communicator: the processes of one host
@@ -151,29 +174,34 @@ int accelerated_split_type(MPI_Comm comm, int type, int key, MPI_Comm* newcomm, 
     *why = unmapped(comm);
     return MPI_SUCCESS;
   }
-  // Every process learns every host name and key (an MPI_UNDEFINED type takes no part).
-  const int width = MPI_MAX_PROCESSOR_NAME + 2;  // name, then the flag and the key
+  // Every process learns every host name and key (an MPI_UNDEFINED type takes no part), and
+  // whether any handle table is nearly full.
+  const int names = MPI_MAX_PROCESSOR_NAME;
+  const int width = names + 3;  // name, then the flag, the key and the table's state
   std::vector<int> mine(width, 0), all(static_cast<size_t>(width) * p.size);
   char name[MPI_MAX_PROCESSOR_NAME] = {};
   int len = 0;
   MPI_Get_processor_name(name, &len);
   for (int i = 0; i < len; ++i) mine[i] = static_cast<unsigned char>(name[i]);
-  mine[width - 2] = type == MPI_UNDEFINED;
-  mine[width - 1] = key;
+  mine[names] = type == MPI_UNDEFINED;
+  mine[names + 1] = key;
+  mine[names + 2] = comm_handles_low();
   if (int rc = allgather_ints(comm, mine.data(), width, &all)) return rc;
   std::vector<int> color_key(2 * static_cast<size_t>(p.size));
+  bool any_low = false;
   for (int r = 0; r < p.size; ++r) {
     const int* row = &all[static_cast<size_t>(r) * width];
     int color = MPI_UNDEFINED;
-    for (int q = 0; q <= r && !row[width - 2]; ++q)
-      if (std::equal(row, row + width - 2, &all[static_cast<size_t>(q) * width])) {
+    for (int q = 0; q <= r && !row[names]; ++q)
+      if (std::equal(row, row + names, &all[static_cast<size_t>(q) * width])) {
         color = q;
         break;
       }
     color_key[2 * r] = color;
-    color_key[2 * r + 1] = row[width - 1];
+    color_key[2 * r + 1] = row[names + 1];
+    any_low = any_low || row[names + 2] != 0;
   }
-  return split_by_pairs(comm, p, color_key, newcomm, made, why);
+  return split_by_pairs(comm, p, color_key, any_low, newcomm, made, why);
 }
 
 // The parent's ranks of group's members, or false when group is not a subset of the parent.
@@ -206,7 +234,13 @@ int accelerated_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm, bool* 
                        "MPI_Comm_create: the group is not a group of the communicator's "
                        "processes");
   plan.member = std::find(plan.ranks.begin(), plan.ranks.end(), p.rank) != plan.ranks.end();
-  return make_from(comm, p, &plan, newcomm);
+  bool low = false;
+  int rc = make_from(comm, p, &plan, newcomm, &low);
+  if (low) {
+    *made = false;
+    *why = Why::handle_table;
+  }
+  return rc;
 }
 
 // MPI_Comm_create_group of a real communicator, collective over the group only: from a parent
@@ -246,7 +280,7 @@ int accelerated_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* 
   }
   if (rc != MPI_SUCCESS) return raise_on(comm, rc);
   *made = true;
-  return new_comm(std::move(result), inherited_errhandler(comm), newcomm);
+  return new_comm(std::move(result), inherited_errhandler(comm), newcomm, comm);
 }
 
 // *newcomm, an intracommunicator MPI has just made (a split of a type the library cannot
@@ -263,7 +297,9 @@ int shadow_replace(MPI_Comm* newcomm, bool* replaced) {
       !mapped_parent(real, &p))
     return MPI_SUCCESS;
   MPI_Comm library = MPI_COMM_NULL;
-  if (int rc = make_from(real, p, nullptr, &library)) return rc;
+  bool low = false;
+  if (int rc = make_from(real, p, nullptr, &library, &low)) return rc;
+  if (low) return MPI_SUCCESS;  // a member's table is nearly full: MPI's stays
   take_hints(real, *find_comm(library));
   *newcomm = library;
   *replaced = true;
@@ -288,7 +324,7 @@ int accelerated_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request, boo
     *why = unmapped(comm);
     return MPI_SUCCESS;
   }
-  if (int rc = new_pending_comm(inherited_errhandler(comm), newcomm)) return rc;
+  if (int rc = new_pending_comm(inherited_errhandler(comm), newcomm, comm)) return rc;
   FakeComm* d = find_comm(*newcomm);
   inherit_hints(comm, *d);
   if (int rc = copy_real_attributes(comm, *d)) {
@@ -401,8 +437,10 @@ extern "C" int rc_hand_MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Com
                                 : MPI_Comm_split(comm, color, key, newcomm);
   if (UNLIKELY(rc_is_fake_comm(comm))) {
     Locked locked;
-    return reported(Creation::split, true, Why::count,
-                    rc_fake_MPI_Comm_split(comm, color, key, newcomm), newcomm);
+    // A library communicator's split is MPI's when a member's handle table is nearly full.
+    int rc = rc_fake_MPI_Comm_split(comm, color, key, newcomm);
+    return reported(Creation::split, rc != MPI_SUCCESS || rc_is_fake_comm(*newcomm),
+                    Why::handle_table, rc, newcomm);
   }
   Why why = Why::mode_off;
   if (UNLIKELY(g_accelerate) && !left_to_mpi(&why)) {

@@ -60,7 +60,7 @@ int dup_range(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm, const char* fn) {
   rangecomm::Comm copy;
   int rc = rangecomm::Split_Comm_below(range, 0, n - 1, 1, kCollectiveLevel, &copy);
   if (rc != MPI_SUCCESS) return raise_on(comm, rc);
-  if (int rc = new_comm(std::move(copy), c->errhandler, newcomm)) return rc;
+  if (int rc = new_comm(std::move(copy), c->errhandler, newcomm, comm)) return rc;
   return dress_copy(comm, newcomm, info);
 }
 
@@ -81,7 +81,7 @@ extern "C" int rc_fake_MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_
 // the range's next collective sequence number, without a message.
 extern "C" int rc_fake_MPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) {
   RC_FAKE_RANGE("MPI_Comm_idup");
-  if (int rc = new_pending_comm(c->errhandler, newcomm)) return rc;
+  if (int rc = new_pending_comm(c->errhandler, newcomm, comm)) return rc;
   if (int rc = dress_copy(comm, newcomm, MPI_INFO_NULL)) return rc;
   return start_creation(comm, "MPI_Comm_idup", newcomm, request,
                         [&](rangecomm::Comm* out, rangecomm::Request* r) {

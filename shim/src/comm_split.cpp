@@ -40,21 +40,50 @@ SplitPlan plan_split(const std::vector<int>& color_key, int me) {
 
 using namespace rcshim;
 
+namespace {
+
+// A split of a library communicator left to MPI (some member's handle table is nearly full):
+// MPI splits the range's real fallback communicator (collective over the same members), and
+// the result starts with the range's error handler.
+int split_through_mpi(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
+  MPI_Comm real = MPI_COMM_NULL;
+  if (int rc = rc_real_comm_of(comm, &real)) return rc;
+  int rc;
+  {
+    Unlocked unlocked;  // a collective of MPI
+    rc = MPI_Comm_split(real, color, key, newcomm);
+  }
+  if (rc != MPI_SUCCESS) return rc;  // raised through the range's handler (fallback.cpp)
+  FakeComm* c = find_comm(comm);
+  if (*newcomm != MPI_COMM_NULL && c != nullptr) MPI_Comm_set_errhandler(*newcomm, c->errhandler);
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+
 extern "C" int rc_fake_MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
   RC_FAKE_RANGE("MPI_Comm_split");
   if (color < 0 && color != MPI_UNDEFINED)
     return raise_error(comm, MPI_ERR_ARG, "MPI_Comm_split: color %d is negative", color);
-  std::vector<int> color_key(2 * range.size());
-  int mine[2] = {color, key};
-  int rc = rangecomm::Allgather(mine, 2, MPI_INT, color_key.data(), 2, MPI_INT, range);
+  // With the colours and keys every member learns whether any member's table is nearly full.
+  std::vector<int> all(3 * range.size()), color_key(2 * range.size());
+  int mine[3] = {color, key, comm_handles_low()};
+  int rc = rangecomm::Allgather(mine, 3, MPI_INT, all.data(), 3, MPI_INT, range);
   if (rc != MPI_SUCCESS) return raise_on(comm, rc);
+  bool any_low = false;
+  for (int r = 0; r < range.size(); ++r) {
+    color_key[2 * r] = all[3 * r];
+    color_key[2 * r + 1] = all[3 * r + 1];
+    any_low = any_low || all[3 * r + 2] != 0;
+  }
+  if (any_low) return split_through_mpi(comm, color, key, newcomm);
   SplitPlan plan = plan_split(color_key, range.rank());
   rangecomm::Comm made;
   rc = make_members(range, plan, kCollectiveLevel, &made);
   if (rc != MPI_SUCCESS) return raise_on(comm, rc);
   *newcomm = MPI_COMM_NULL;
   if (!plan.member) return MPI_SUCCESS;
-  return new_comm(std::move(made), c->errhandler, newcomm);
+  return new_comm(std::move(made), c->errhandler, newcomm, comm);
 }
 
 // Collective over the parent; every process may give its own group (MPI-2.2), and each group's
@@ -71,7 +100,7 @@ extern "C" int rc_fake_MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm*
   if (rc != MPI_SUCCESS) return raise_on(comm, rc);
   *newcomm = MPI_COMM_NULL;
   if (!plan.member) return MPI_SUCCESS;
-  return new_comm(std::move(made), c->errhandler, newcomm);
+  return new_comm(std::move(made), c->errhandler, newcomm, comm);
 }
 
 extern "C" int rc_fake_MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag,
@@ -95,5 +124,5 @@ extern "C" int rc_fake_MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int
     *newcomm = MPI_COMM_NULL;
     return MPI_SUCCESS;
   }
-  return new_comm(std::move(made), c->errhandler, newcomm);
+  return new_comm(std::move(made), c->errhandler, newcomm, comm);
 }

@@ -19,10 +19,20 @@ class FakeHandleTable {
   explicit FakeHandleTable(std::uint32_t max_index, std::size_t quarantine = 1024)
       : max_index_(max_index), quarantine_(quarantine) {}
 
-  // A new live entry (default-constructed); 0 when the index space is exhausted.
+  // At most `max_index` live entries from now on (RANGECOMM_HANDLE_LIMIT, before any entry is
+  // made); the quarantine shrinks with it so that a small table still reuses its indices.
+  void limit(std::uint32_t max_index) {
+    if (max_index < 1 || max_index >= max_index_) return;
+    max_index_ = max_index;
+    if (quarantine_ > max_index / 4) quarantine_ = max_index / 4;
+  }
+  std::uint32_t limit() const { return max_index_; }
+
+  // A new live entry (default-constructed); 0 when every index is live. Once the index space
+  // is used up, quarantined indices are reused early rather than refused.
   std::uint32_t allocate() {
     std::uint32_t idx;
-    if (free_.size() > quarantine_) {
+    if (free_.size() > quarantine_ || (next_ > max_index_ && !free_.empty())) {
       idx = free_.front();
       free_.pop_front();
     } else {
@@ -51,6 +61,8 @@ class FakeHandleTable {
   }
 
   std::size_t live() const { return live_; }
+  // How many more entries allocate() can hand out.
+  std::size_t room() const { return max_index_ - live_; }
 
   // Calls f(index, entry) for every live entry (for shutdown).
   template <class F>

@@ -93,6 +93,7 @@ int attach_world() {
   if (rc != MPI_SUCCESS) return raise_on(MPI_COMM_WORLD, rc);
   read_mode();
   read_report();
+  limit_handles();
   g_world.fallback = private_copy("rangecomm fallback channel", 1);
   g_world.groups = private_copy("rangecomm group channel", 2);
   MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_map, &g_world.map_keyval, nullptr);
@@ -202,8 +203,11 @@ bool mapped_parent(MPI_Comm real, RangeParent* out) {
   return true;
 }
 
-int agree_mirror(MPI_Comm real, RangeParent* p) {
+int agree_mirror(MPI_Comm real, RangeParent* p, bool* low) {
+  if (low != nullptr) *low = false;
   if (p->self != nullptr) return MPI_SUCCESS;
+  // The all-reduction also tells whether any member's handle table is nearly full.
+  std::uint32_t any_low = 0;
   std::vector<int> members(static_cast<size_t>(p->size));
   for (int r = 0; r < p->size; ++r) members[r] = p->in_range(r);
   rangecomm::Comm mirror;
@@ -217,10 +221,18 @@ int agree_mirror(MPI_Comm real, RangeParent* p) {
       // shim: with threads, the other members may reach this all-reduction only after this
       // process's other threads got into the library (the creation it belongs to is not yet
       // visible to them).
-      [real](const std::uint32_t* mine, std::uint32_t* agreed, MPI_Request* req) {
+      [real, &any_low](const std::uint32_t* mine, std::uint32_t* agreed, MPI_Request* req) {
         *req = MPI_REQUEST_NULL;
-        Unlocked unlocked;
-        return MPI_Allreduce(mine, agreed, 4, MPI_UINT32_T, MPI_MAX, real);
+        std::uint32_t in[5] = {mine[0], mine[1], mine[2], mine[3], comm_handles_low()};
+        std::uint32_t out[5];
+        int rc = MPI_SUCCESS;
+        {
+          Unlocked unlocked;
+          rc = MPI_Allreduce(in, out, 5, MPI_UINT32_T, MPI_MAX, real);
+        }
+        std::copy(out, out + 4, agreed);
+        any_low = out[4];
+        return rc;
       },
       &mirror, &request);
   if (rc == MPI_SUCCESS) rc = rangecomm::Wait(&request, MPI_STATUS_IGNORE);
@@ -228,6 +240,7 @@ int agree_mirror(MPI_Comm real, RangeParent* p) {
   p->map->mirror = std::move(mirror);
   g_mirrored.push_back(p->map);
   p->self = &p->map->mirror;
+  if (low != nullptr) *low = any_low != 0;
   return MPI_SUCCESS;
 }
 

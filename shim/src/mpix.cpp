@@ -113,7 +113,7 @@ int create_range(MPI_Comm comm, int first, int last, int stride, const char* fn,
     *newcomm = MPI_COMM_NULL;
     return MPI_SUCCESS;
   }
-  return new_comm(std::move(r), inherited_errhandler(comm), newcomm);
+  return new_comm(std::move(r), inherited_errhandler(comm), newcomm, comm);
 }
 
 namespace {
@@ -123,7 +123,7 @@ int start_group_creation(MPI_Comm comm, const RangeParent& real, const std::vect
   const RangeParent p = identity_parent(real);
   std::vector<int> members(ranks.size());  // as ranks of p's range
   for (size_t i = 0; i < ranks.size(); ++i) members[i] = p.in_range(ranks[i]);
-  if (int rc = new_pending_comm(inherited_errhandler(comm), newcomm)) return rc;
+  if (int rc = new_pending_comm(inherited_errhandler(comm), newcomm, comm)) return rc;
   return start_creation(comm, "MPIX_Icomm_create_group", newcomm, request,
                         [&](rangecomm::Comm* out, rangecomm::Request* r) {
                           return rangecomm::Icomm_create_group(

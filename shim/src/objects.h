@@ -95,15 +95,25 @@ inline FakeMessage* find_message(MPI_Message h) {
                                                                  : nullptr;
 }
 
+// RANGECOMM_HANDLE_LIMIT=N (a testing knob, read once at MPI_Init before any handle exists):
+// each table holds at most N live handles, so that running out can be tested.
+void limit_handles();
+// Whether this process's communicator table is nearly full (less than a sixteenth of it free):
+// creations that exchange data anyway tell their members, and all of them then leave the
+// creation to MPI (accelerate.cpp). A creation without a message cannot learn its peers'
+// state, so it keeps the rest.
+bool comm_handles_low();
+
 // Like find_comm, but a dead handle is an MPI_ERR_COMM error through MPI_COMM_WORLD's handler
 // (there is no communicator whose handler could hear it); fn names the call in the message.
 int get_comm(MPI_Comm h, const char* fn, FakeComm** out);
 int get_request(MPI_Request h, const char* fn, FakeRequest** out);
 
-// Registers a new range communicator; *out is its fake handle. It inherits errhandler.
-int new_comm(rangecomm::Comm range, MPI_Errhandler errhandler, MPI_Comm* out);
+// Registers a new range communicator; *out is its fake handle. It inherits errhandler. When
+// the table is full, MPI_ERR_INTERN is raised on parent (the communicator it is made from).
+int new_comm(rangecomm::Comm range, MPI_Errhandler errhandler, MPI_Comm* out, MPI_Comm parent);
 // Entry and handle for an MPI_Comm_idup whose range comes later (range stays null).
-int new_pending_comm(MPI_Errhandler errhandler, MPI_Comm* out);
+int new_pending_comm(MPI_Errhandler errhandler, MPI_Comm* out, MPI_Comm parent);
 // Releases everything a fake communicator holds (attributes are deleted by the caller first).
 void release_comm(MPI_Comm h);
 
@@ -172,7 +182,9 @@ bool mapped_parent(MPI_Comm real, RangeParent* out);
 // processes in the same order, whose identity comes from a number its members agree on in one
 // MPI_Iallreduce on `real` - so only inside a call collective over `real`. Cached on `real`
 // until MPI frees it; later creations from `real` derive theirs from the mirror's, locally.
-int agree_mirror(MPI_Comm real, RangeParent* p);
+// *low (when given): whether some member's communicator table is nearly full, learnt in the
+// same all-reduction (false when p already had its mirror: no message, nothing learnt).
+int agree_mirror(MPI_Comm real, RangeParent* p, bool* low = nullptr);
 
 // --- RANGECOMM_MODE (accelerate.cpp) ---
 

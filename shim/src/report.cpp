@@ -29,7 +29,7 @@ const char* const kCallNames[kCalls] = {
 const char* const kWhyNames[kWhys] = {
     "RANGECOMM_MODE is off", "intercommunicator", "processes outside MPI_COMM_WORLD",
     "split type MPI computes", "arguments MPI checks", "left to MPI in this mode",
-    "topology to copy", "MPI's own, inside another MPI call"};
+    "topology to copy", "MPI's own, inside another MPI call", "handle table full"};
 
 }  // namespace
 

@@ -33,6 +33,7 @@ enum class Why {
   not_parent_call,  // a creation the library leaves to MPI in this mode (merges, from groups)
   topology,         // a dup of a communicator with a topology, which the copy must keep
   inside_mpi,       // made by MPI's own code inside another MPI call (ROMIO in MPICH's split)
+  handle_table,     // a member's table of communicator handles is (nearly) full
   count
 };
 

@@ -1,4 +1,6 @@
 // The three tables of fake objects and the calls that add, find and remove entries.
+#include <cstdlib>
+
 #include "objects.h"
 
 namespace rcshim {
@@ -26,17 +28,37 @@ int get_request(MPI_Request h, const char* fn, FakeRequest** out) {
                      fn, handle_value(h));
 }
 
+void limit_handles() {
+  const char* v = std::getenv("RANGECOMM_HANDLE_LIMIT");
+  if (v == nullptr || *v == '\0') return;
+  char* end = nullptr;
+  unsigned long n = std::strtoul(v, &end, 10);
+  if (*end != '\0' || n < 1 || n > 0xffffffffUL) return;
+  comm_table().limit(static_cast<std::uint32_t>(n));
+  request_table().limit(static_cast<std::uint32_t>(n));
+  message_table().limit(static_cast<std::uint32_t>(n));
+}
+
+bool comm_handles_low() {
+  std::size_t reserve = comm_table().limit() / 16;
+  return comm_table().room() < (reserve > 0 ? reserve : 1);
+}
+
 namespace {
 
-int exhausted(const char* what, int error_class) {
-  return raise_error(MPI_COMM_WORLD, error_class, "no free %s handle left in the shim", what);
+template <class Entry>
+int exhausted(MPI_Comm comm, const FakeHandleTable<Entry>& table, const char* what,
+              int error_class) {
+  return raise_error(comm, error_class,
+                     "no free %s handle left in the shim: all %u are live at this process",
+                     what, table.limit());
 }
 
 }  // namespace
 
-int new_pending_comm(MPI_Errhandler errhandler, MPI_Comm* out) {
+int new_pending_comm(MPI_Errhandler errhandler, MPI_Comm* out, MPI_Comm parent) {
   std::uint32_t idx = comm_table().allocate();
-  if (idx == 0) return exhausted("communicator", MPI_ERR_INTERN);
+  if (idx == 0) return exhausted(parent, comm_table(), "communicator", MPI_ERR_INTERN);
   FakeComm* c = comm_table().find(idx);
   c->errhandler = errhandler;
   hold_errhandler(errhandler);
@@ -44,8 +66,9 @@ int new_pending_comm(MPI_Errhandler errhandler, MPI_Comm* out) {
   return MPI_SUCCESS;
 }
 
-int new_comm(rangecomm::Comm range, MPI_Errhandler errhandler, MPI_Comm* out) {
-  int rc = new_pending_comm(errhandler, out);
+int new_comm(rangecomm::Comm range, MPI_Errhandler errhandler, MPI_Comm* out,
+             MPI_Comm parent) {
+  int rc = new_pending_comm(errhandler, out, parent);
   if (rc == MPI_SUCCESS) find_comm(*out)->range = std::move(range);
   return rc;
 }
@@ -65,7 +88,7 @@ void release_comm(MPI_Comm h) {
 int new_request(MPI_Comm comm, MPI_Request* out, FakeRequest** entry) {
   sweep_detached();
   std::uint32_t idx = request_table().allocate();
-  if (idx == 0) return exhausted("request", MPI_ERR_INTERN);
+  if (idx == 0) return exhausted(comm, request_table(), "request", MPI_ERR_INTERN);
   *entry = request_table().find(idx);
   (*entry)->comm = comm;
   *out = rc_fake_request_handle(idx);
@@ -83,7 +106,7 @@ int new_done_request(MPI_Comm comm, MPI_Request* out) {
 
 int new_message(MPI_Comm comm, rangecomm::Message m, MPI_Message* out) {
   std::uint32_t idx = message_table().allocate();
-  if (idx == 0) return exhausted("message", MPI_ERR_INTERN);
+  if (idx == 0) return exhausted(comm, message_table(), "message", MPI_ERR_INTERN);
   FakeMessage* e = message_table().find(idx);
   e->inner = std::move(m);
   e->comm = comm;

@@ -218,13 +218,28 @@ Case make_case(uint64_t seed, long number, const std::vector<CommPair>& comms, c
   return cs;
 }
 
+// Whether n is in the comma-separated list.
+bool listed(const char* list, int n) {
+  for (const char* p = list; *p != '\0';) {
+    char* end = nullptr;
+    long v = strtol(p, &end, 10);
+    if (end == p) return false;
+    if (v == n) return true;
+    p = *end == ',' ? end + 1 : end;
+  }
+  return false;
+}
+
 Outcome run_case(Case& cs, MPI_Comm comm, int rank, int size, bool lib, uint64_t seed) {
   static const bool trace = getenv("CONFORMANCE_TRACE") != nullptr;  // where a case hangs
   if (trace) fprintf(stderr, "rank %d: %s run starts\n", rank, lib ? "library" : "native");
   Outcome out;
   Ctx ctx{comm, rank, size, lib, 0};
+  // CONFORMANCE_OPS=i,j,...: only these operations of the case (narrowing a failure down)
+  static const char* only_ops = getenv("CONFORMANCE_OPS");
   std::vector<MPI_Request> reqs;
   for (size_t i = 0; i < cs.ops.size(); ++i) {
+    if (only_ops != nullptr && !listed(only_ops, (int)i)) continue;
     ctx.seed = mix(mix(seed, (uint64_t)rank), i);
     cs.ops[i]->start(ctx, out, reqs);
     if (cs.ops[i]->fenced() && i + 1 < cs.ops.size())

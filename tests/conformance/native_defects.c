@@ -1,0 +1,404 @@
+/* The MPI defects that the conformance generator leaves out (docs/conformance.md), each
+ * reproduced on MPI's own communicators alone, without librangecomm: plain MPI, built with mpicc.
+ *
+ *   native_defects NAME [N]  runs one check (N: another size than the default); it prints "NAME: defect: ..." and exits with 1 when
+ *                         the MPI underneath shows the defect, "NAME: as the standard says" and
+ *                         0 when it does not. A hang is a defect too: run it under timeout(1).
+ *   native_defects        lists the checks and the rank counts they need.
+ *
+ * Every check computes the standard's answer itself (or takes it from the same MPI's blocking
+ * call, MPI_Pack/MPI_Unpack) and compares. */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int rank, size;
+
+static int report(const char *name, int defect, const char *what) {
+  int any = 0;
+  MPI_Allreduce(&defect, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (defect) printf("%s: defect at rank %d: %s\n", name, rank, what);
+  if (!any && rank == 0) printf("%s: as the standard says\n", name);
+  fflush(stdout);
+  return any;
+}
+
+/* A truncated receive may change only the receive buffer (MPI-4.0 3.2.4). n ints sent from
+ * rank `from` to rank `to` (maybe itself), received with room for n - 1; the ints after the
+ * buffer must stay as they were. */
+static int truncated(const char *name, int n, int from, int to) {
+  int defect = 0;
+  char what[200] = "";
+  int *buf = malloc(sizeof(int) * (size_t)(n + 8));
+  for (int i = 0; i < n + 8; ++i) buf[i] = -1 - i;
+  MPI_Request sreq = MPI_REQUEST_NULL;
+  int *data = malloc(sizeof(int) * (size_t)n);
+  for (int i = 0; i < n; ++i) data[i] = i;
+  if (rank == from) MPI_Isend(data, n, MPI_INT, to, 0, MPI_COMM_WORLD, &sreq);
+  if (rank == to) {
+    MPI_Status st;
+    int rc = MPI_Recv(buf, n - 1, MPI_INT, from, 0, MPI_COMM_WORLD, &st), cls = -1;
+    MPI_Error_class(rc, &cls);
+    for (int i = n - 1; i < n + 8 && !defect; ++i)
+      if (buf[i] != -1 - i) {
+        defect = 1;
+        snprintf(what, sizeof what,
+                 "%d ints into %d (%d bytes): int %d after the buffer became %d (error class %d)",
+                 n, n - 1, 4 * n, i - (n - 1), buf[i], cls);
+      }
+  }
+  MPI_Wait(&sreq, MPI_STATUS_IGNORE);
+  free(buf);
+  free(data);
+  return report(name, defect, what);
+}
+
+/* Every process gives n ints to MPI_Allgatherv, rank 0 described as one element of a
+ * contiguous type of n ints, the others as n MPI_INTs (the same type signature). */
+static int allgatherv_mixed(const char *name, int n) {
+  MPI_Datatype block;
+  MPI_Type_contiguous(n, MPI_INT, &block);
+  MPI_Type_commit(&block);
+  int *send = malloc(sizeof(int) * (size_t)n), *recv = malloc(sizeof(int) * (size_t)n * size);
+  int *counts = malloc(sizeof(int) * size), *displs = malloc(sizeof(int) * size);
+  for (int i = 0; i < n; ++i) send[i] = rank * n + i;
+  for (int j = 0; j < size; ++j) counts[j] = n, displs[j] = j * n;
+  MPI_Allgatherv(send, rank == 0 ? 1 : n, rank == 0 ? block : MPI_INT, recv, counts, displs,
+                 MPI_INT, MPI_COMM_WORLD);
+  int defect = 0;
+  char what[200] = "";
+  for (int i = 0; i < n * size && !defect; ++i)
+    if (recv[i] != i) {
+      defect = 1;
+      snprintf(what, sizeof what, "int %d is %d", i, recv[i]);
+    }
+  MPI_Type_free(&block);
+  free(send), free(recv), free(counts), free(displs);
+  return report(name, defect, what);
+}
+
+/* One process: MPI_Alltoallw with a byte displacement of 16 and a type of extent 16. */
+static int alltoallw_self(const char *name) {
+  int send[16], recv[16];
+  for (int i = 0; i < 16; ++i) send[i] = i, recv[i] = -1;
+  MPI_Datatype four;
+  MPI_Type_contiguous(4, MPI_INT, &four);
+  MPI_Type_commit(&four);
+  int one = 1, sd = 16, rd = 32;
+  MPI_Alltoallw(send, &one, &sd, &four, recv, &one, &rd, &four, MPI_COMM_SELF);
+  int defect = 0;
+  char what[200] = "";
+  for (int i = 0; i < 16 && !defect; ++i) {
+    int want = i >= 8 && i < 12 ? i - 4 : -1;
+    if (recv[i] != want) {
+      defect = 1;
+      snprintf(what, sizeof what, "int %d of the receive buffer is %d, want %d", i, recv[i], want);
+    }
+  }
+  MPI_Type_free(&four);
+  return report(name, defect, what);
+}
+
+/* User operations on elements g_extent bytes apart: the 2 x 2 matrix product (not commutative)
+ * of 4 ints at byte offsets g_at[0..3] from an element's start, and a sum. */
+static MPI_Aint g_at[4], g_extent;
+
+static int *int_at(void *base, int e, int k) {
+  return (int *)((char *)base + e * g_extent + g_at[k]);
+}
+
+/* The sum on elements of any number of ints at 16 bytes + 4 k, g_extent apart (the sum does
+ * not care how the ints of one element are grouped). */
+static void sum1(void *in, void *inout, int *len, MPI_Datatype *type) {
+  int ints = 0;
+  MPI_Type_size(*type, &ints);
+  ints /= 4;
+  for (int e = 0; e < *len; ++e)
+    for (int k = 0; k < ints; ++k)
+      *(int *)((char *)inout + e * g_extent + 16 + 4 * k) +=
+          *(int *)((char *)in + e * g_extent + 16 + 4 * k);
+}
+
+static void matmul4(void *in, void *inout, int *len, MPI_Datatype *type) {
+  (void)type;
+  for (int e = 0; e < *len; ++e) {
+    int a[4], b[4];
+    for (int k = 0; k < 4; ++k) a[k] = *int_at(in, e, k), b[k] = *int_at(inout, e, k);
+    int c[4] = {a[0] * b[0] + a[1] * b[2], a[0] * b[1] + a[1] * b[3], a[2] * b[0] + a[3] * b[2],
+                a[2] * b[1] + a[3] * b[3]};
+    for (int k = 0; k < 4; ++k) *int_at(inout, e, k) = c[k];
+  }
+}
+
+/* MPI_Allreduce of `count` elements of a type whose `ints` ints lie 16 bytes into a struct
+ * (lower bound 16), with a user sum: every int must be the sum over the processes. */
+static int allreduce_lb(const char *name, int count, int ints) {
+  MPI_Datatype data, elem;
+  MPI_Type_contiguous(ints, MPI_INT, &data);
+  int blen = 1;
+  MPI_Aint disp = 16;
+  MPI_Type_create_struct(1, &blen, &disp, &data, &elem);
+  MPI_Type_commit(&elem);
+  MPI_Aint lb;
+  MPI_Type_get_extent(elem, &lb, &g_extent);
+  for (int k = 0; k < 4; ++k) g_at[k] = 16 + 4 * (k % ints);
+  size_t bytes = (size_t)(lb + g_extent * count);
+  char *in = malloc(bytes), *out = malloc(bytes);
+  memset(in, 0x55, bytes);
+  memset(out, 0x55, bytes);
+  for (int e = 0; e < count; ++e)
+    for (int k = 0; k < ints; ++k) *int_at(in, e, k) = rank + e + k;
+  MPI_Op op;
+  MPI_Op_create(sum1, 1, &op);
+  MPI_Allreduce(in, out, count, elem, op, MPI_COMM_WORLD);
+  int defect = 0;
+  char what[200] = "";
+  for (int e = 0; e < count && !defect; ++e)
+    for (int k = 0; k < ints && !defect; ++k) {
+      int want = size * (e + k) + size * (size - 1) / 2, got = *int_at(out, e, k);
+      if (got != want) {
+        defect = 1;
+        snprintf(what, sizeof what, "element %d int %d is %d, want %d", e, k, got, want);
+      }
+    }
+  MPI_Op_free(&op);
+  MPI_Type_free(&data);
+  MPI_Type_free(&elem);
+  free(in), free(out);
+  return report(name, defect, what);
+}
+
+/* n elements of (short, int) sent as a struct type {short at 0, int at 4} and received as
+ * MPI_SHORT_INT, rank 0 to rank 1 (or to itself on one process): the same type signature. */
+static int short_int(const char *name, int n) {
+  struct si { short s; int i; };
+  MPI_Datatype st;
+  int blens[2] = {1, 1};
+  MPI_Aint disps[2] = {0, 4};
+  MPI_Datatype types[2] = {MPI_SHORT, MPI_INT};
+  MPI_Type_create_struct(2, blens, disps, types, &st);
+  MPI_Datatype sized;
+  MPI_Type_create_resized(st, 0, sizeof(struct si), &sized);
+  MPI_Type_commit(&sized);
+  struct si *send = calloc((size_t)n, sizeof *send), *recv = calloc((size_t)n, sizeof *recv);
+  for (int i = 0; i < n; ++i) send[i].s = (short)(i % 1000), send[i].i = 7 * i;
+  int to = size > 1 ? 1 : 0, defect = 0;
+  char what[200] = "";
+  MPI_Request q = MPI_REQUEST_NULL;
+  if (rank == 0) MPI_Isend(send, n, sized, to, 0, MPI_COMM_WORLD, &q);
+  if (rank == to) {
+    int rc = MPI_Recv(recv, n, MPI_SHORT_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE), cls = 0;
+    MPI_Error_class(rc, &cls);
+    if (rc != MPI_SUCCESS) {
+      defect = 1;
+      snprintf(what, sizeof what, "%d elements (%zu bytes): error class %d", n, n * sizeof *send,
+               cls);
+    }
+    for (int i = 0; i < n && !defect; ++i)
+      if (recv[i].s != send[i].s || recv[i].i != send[i].i) {
+        defect = 1;
+        snprintf(what, sizeof what, "element %d is (%d, %d)", i, recv[i].s, recv[i].i);
+      }
+  }
+  int rc = MPI_Wait(&q, MPI_STATUS_IGNORE);
+  if (rc != MPI_SUCCESS && !defect) {
+    defect = 1;
+    snprintf(what, sizeof what, "the send failed");
+  }
+  MPI_Type_free(&sized);
+  MPI_Type_free(&st);
+  free(send), free(recv);
+  return report(name, defect, what);
+}
+
+/* One process: MPI_Allgatherv into displacement 5. */
+static int allgatherv_self(const char *name) {
+  int send[3] = {10, 11, 12}, recv[10], count = 3, displ = 5, defect = 0;
+  char what[200] = "";
+  for (int i = 0; i < 10; ++i) recv[i] = -1;
+  MPI_Allgatherv(send, 3, MPI_INT, recv, &count, &displ, MPI_INT, MPI_COMM_SELF);
+  for (int i = 0; i < 10 && !defect; ++i) {
+    int want = i >= 5 && i < 8 ? 10 + i - 5 : -1;
+    if (recv[i] != want) {
+      defect = 1;
+      snprintf(what, sizeof what, "int %d is %d, want %d", i, recv[i], want);
+    }
+  }
+  return report(name, defect, what);
+}
+
+/* MPI_Reduce_scatter_block with the non-commutative matrix product on elements of 4 ints with
+ * gaps (a vector of 2 blocks of 2 ints, stride 3: ints at 0, 1, 3, 4), `per` elements per
+ * process, against the same MPI's MPI_Reduce (which combines in rank order too) followed by
+ * MPI_Scatter. */
+static int reduce_scatter_gapped(const char *name, int per) {
+  MPI_Datatype vec, elem;
+  MPI_Type_vector(2, 2, 3, MPI_INT, &vec);
+  MPI_Type_create_resized(vec, 0, 24, &elem); /* a gap after the data too */
+  MPI_Type_commit(&elem);
+  g_extent = 24;
+  g_at[0] = 0, g_at[1] = 4, g_at[2] = 12, g_at[3] = 16;
+  int n = per * size, ints = 6 * n;
+  int *in = malloc(sizeof(int) * ints), *out = malloc(sizeof(int) * ints);
+  int *full = malloc(sizeof(int) * ints), *mine = malloc(sizeof(int) * ints);
+  for (int i = 0; i < ints; ++i)
+    in[i] = (rank * 31 + i * 7) % 5 - 2, out[i] = mine[i] = full[i] = -99;
+  MPI_Op op;
+  MPI_Op_create(matmul4, 0, &op);
+  MPI_Reduce_scatter_block(in, out, per, elem, op, MPI_COMM_WORLD);
+  MPI_Reduce(in, full, n, elem, op, 0, MPI_COMM_WORLD);
+  MPI_Scatter(full, per, elem, mine, per, elem, 0, MPI_COMM_WORLD);
+  int defect = 0;
+  char what[200] = "";
+  for (int i = 0; i < 6 * per && !defect; ++i)
+    if (out[i] != mine[i]) {
+      defect = 1;
+      snprintf(what, sizeof what, "int %d is %d, MPI_Reduce + MPI_Scatter give %d", i, out[i],
+               mine[i]);
+    }
+  MPI_Op_free(&op);
+  MPI_Type_free(&vec);
+  MPI_Type_free(&elem);
+  free(in), free(out), free(full), free(mine);
+  return report(name, defect, what);
+}
+
+/* MPI_Bcast of n ints from rank 0, the root describing them as n MPI_INTs, the others as one
+ * element of a contiguous type of n ints (the same type signature). */
+static int bcast_mixed(const char *name, int n) {
+  MPI_Datatype block;
+  MPI_Type_contiguous(n, MPI_INT, &block);
+  MPI_Type_commit(&block);
+  int *buf = malloc(sizeof(int) * (size_t)n), defect = 0;
+  char what[200] = "";
+  for (int i = 0; i < n; ++i) buf[i] = rank == 0 ? i : -1;
+  MPI_Bcast(buf, rank == 0 ? n : 1, rank == 0 ? MPI_INT : block, 0, MPI_COMM_WORLD);
+  for (int i = 0; i < n && !defect; ++i)
+    if (buf[i] != i) {
+      defect = 1;
+      snprintf(what, sizeof what, "int %d is %d", i, buf[i]);
+    }
+  MPI_Type_free(&block);
+  free(buf);
+  return report(name, defect, what);
+}
+
+/* MPI_Allgatherv of `units` MPI_2INT per process (a multiple of 8), every process describing
+ * its data as elements of 8 (int, int) pairs: rank 1 with gaps between the pairs when `gapped`
+ * (a vector of 8 blocks of 1 with stride 2), the others contiguously; every receive type
+ * contiguous, blocks at displacements 0, blocks + 1, 2 blocks + 2 (elements). */
+static int allgatherv_2int(const char *name, int units, int gapped) {
+  MPI_Datatype dense, sparse, sparse_sized;
+  MPI_Type_contiguous(8, MPI_2INT, &dense);
+  MPI_Type_commit(&dense);
+  MPI_Type_vector(8, 1, 2, MPI_2INT, &sparse);
+  MPI_Type_create_resized(sparse, 0, 8 * 2 * 8, &sparse_sized); /* 32 ints */
+  MPI_Type_commit(&sparse_sized);
+  int elems = units / 8, stride = gapped && rank == 1 ? 32 : 16; /* ints per element */
+  int *send = malloc(sizeof(int) * (size_t)stride * elems);
+  for (int i = 0; i < stride * elems; ++i) send[i] = -7;
+  for (int e = 0; e < elems; ++e)
+    for (int u = 0; u < 8; ++u)
+      for (int k = 0; k < 2; ++k) {
+        int at = gapped && rank == 1 ? e * 32 + u * 4 + k : e * 16 + u * 2 + k;
+        send[at] = rank * 1000000 + (e * 8 + u) * 2 + k;
+      }
+  int *counts = malloc(sizeof(int) * size), *displs = malloc(sizeof(int) * size);
+  for (int j = 0; j < size; ++j) counts[j] = elems, displs[j] = j * (elems + 1);
+  size_t total = (size_t)16 * (size * (elems + 1));
+  int *recv = malloc(sizeof(int) * total);
+  for (size_t i = 0; i < total; ++i) recv[i] = -1;
+  MPI_Datatype stype = gapped && rank == 1 ? sparse_sized : dense, one = MPI_DATATYPE_NULL;
+  MPI_Datatype made = MPI_DATATYPE_NULL;
+  char *zsend = NULL;
+  void *from = send;
+  if (gapped == 2 && rank == 1) {
+    /* one (int, int) after an empty block: indexed(blens 0, 1, displacements 3, 0), then 8 of
+     * those as hindexed(blens 1, 1, 4, 0, 2) with 16-byte gaps; filled through MPI_Unpack */
+    int blens[2] = {0, 1}, at[2] = {3, 0};
+    MPI_Type_indexed(2, blens, at, MPI_2INT, &one);
+    MPI_Aint lb, ext;
+    MPI_Type_get_extent(one, &lb, &ext);
+    int hb[5] = {1, 1, 4, 0, 2}, gaps[5] = {2, 1, 1, 0, 1};
+    MPI_Aint hd[5], cursor = 0;
+    for (int b = 0; b < 5; ++b) {
+      cursor += 16 * gaps[b];
+      hd[b] = cursor - lb;
+      cursor = (cursor + hb[b] * ext + 15) / 16 * 16;
+    }
+    MPI_Type_create_hindexed(5, hb, hd, one, &made);
+    MPI_Type_commit(&made);
+    MPI_Type_get_extent(made, &lb, &ext);
+    zsend = calloc((size_t)(ext * elems + 64), 1);
+    from = zsend - lb;
+    int pos = 0;
+    int *values = malloc(sizeof(int) * 16 * (size_t)elems);
+    for (int i = 0; i < 16 * elems; ++i) values[i] = rank * 1000000 + i;
+    MPI_Unpack(values, 64 * elems, &pos, from, elems, made, MPI_COMM_SELF);
+    free(values);
+    stype = made;
+  }
+  MPI_Allgatherv(from, elems, stype, recv, counts, displs, dense, MPI_COMM_WORLD);
+  if (made != MPI_DATATYPE_NULL) MPI_Type_free(&made), MPI_Type_free(&one);
+  free(zsend);
+  int defect = 0;
+  char what[200] = "";
+  for (int j = 0; j < size && !defect; ++j)
+    for (int i = 0; i < 16 * elems && !defect; ++i) {
+      int got = recv[(size_t)16 * displs[j] + i], want = j * 1000000 + i;
+      if (got != want) {
+        defect = 1;
+        snprintf(what, sizeof what, "block %d int %d is %d, want %d", j, i, got, want);
+      }
+    }
+  MPI_Type_free(&dense);
+  MPI_Type_free(&sparse);
+  MPI_Type_free(&sparse_sized);
+  free(send), free(recv), free(counts), free(displs);
+  return report(name, defect, what);
+}
+
+struct check {
+  const char *name, *ranks, *about;
+};
+static const struct check checks[] = {
+    {"trunc-self", "1", "a truncated receive to self, 255 ints into 254 [or N into N - 1]"},
+    {"trunc-eager", "2", "a truncated receive of 1024 ints (4096 bytes) into 1023 [N]"},
+    {"trunc-rendezvous", "2", "a truncated receive of 20000 ints (80000 bytes) into 19999"},
+    {"allgatherv-mixed", "3+", "Allgatherv of 16384 ints per process, rank 0 as one element"},
+    {"alltoallw-self", "1", "one-process Alltoallw, byte displacements 16 and 32"},
+    {"allreduce-lb", "2+", "Allreduce of 65536 ints [N [INTS]], lower bound 16, user sum"},
+    {"short-int", "1+", "4096 (short, int) as a struct, received as MPI_SHORT_INT (32 KiB)"},
+    {"allgatherv-self", "1", "one-process Allgatherv into displacement 5"},
+    {"reduce-scatter-gapped", "2, 4", "Reduce_scatter_block, matrix product on gapped elements"},
+    {"allgatherv-2int", "3", "Allgatherv of 5560 MPI_2INT [N [GAPPED]], rank 1 with gaps"},
+    {"bcast-mixed", "2+", "Bcast of 262144 ints, the root as ints, the others as one element"},
+};
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  const char *name = argc > 1 ? argv[1] : "";
+  int defect = 0, n = argc > 2 ? atoi(argv[2]) : 0; /* another size */
+  if (strcmp(name, "trunc-self") == 0) defect = truncated(name, n ? n : 255, rank, rank);
+  else if (strcmp(name, "trunc-eager") == 0) defect = truncated(name, n ? n : 1024, 0, size - 1);
+  else if (strcmp(name, "trunc-rendezvous") == 0)
+    defect = truncated(name, n ? n : 20000, 0, size - 1);
+  else if (strcmp(name, "allgatherv-mixed") == 0) defect = allgatherv_mixed(name, n ? n : 16384);
+  else if (strcmp(name, "alltoallw-self") == 0) defect = alltoallw_self(name);
+  else if (strcmp(name, "allreduce-lb") == 0) defect = allreduce_lb(name, n ? n : 65536, argc > 3 ? atoi(argv[3]) : 1);
+  else if (strcmp(name, "short-int") == 0) defect = short_int(name, n ? n : 4096);
+  else if (strcmp(name, "allgatherv-self") == 0) defect = allgatherv_self(name);
+  else if (strcmp(name, "reduce-scatter-gapped") == 0) defect = reduce_scatter_gapped(name, n ? n : 64);
+  else if (strcmp(name, "allgatherv-2int") == 0)
+    defect = allgatherv_2int(name, n ? n : 5560, argc > 3 ? atoi(argv[3]) : 1);
+  else if (strcmp(name, "bcast-mixed") == 0) defect = bcast_mixed(name, n ? n : 262144);
+  else if (rank == 0)
+    for (size_t i = 0; i < sizeof checks / sizeof checks[0]; ++i)
+      printf("%-22s ranks %-5s %s\n", checks[i].name, checks[i].ranks, checks[i].about);
+  MPI_Finalize();
+  return defect;
+}
