@@ -116,20 +116,22 @@ int accelerated_dup(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm, bool* made,
   return raise_on(comm, rc);
 }
 
-// The groups of a split whose (colour, key) pairs every process has; any_low: some process's
-// handle table is nearly full (every process knows it from the same exchange).
-int split_by_pairs(MPI_Comm comm, RangeParent& p, const std::vector<int>& color_key, bool any_low,
-                   MPI_Comm* newcomm, bool* made, Why* why) {
+// The groups of a split whose entries (objects.h, kSplitEntry) every process has; all of them
+// see alike whether some process's handle table is nearly full.
+int split_by_entries(MPI_Comm comm, RangeParent& p, const std::vector<int>& entries,
+                     MPI_Comm* newcomm, bool* made, Why* why) {
   // A negative colour is an error MPI reports; every process sees it and lets MPI split.
-  for (int r = 0; r < p.size; ++r)
-    if (color_key[2 * r] < 0 && color_key[2 * r] != MPI_UNDEFINED) {
+  for (int r = 0; r < p.size; ++r) {
+    const int color = entries[kSplitEntry * static_cast<std::size_t>(r)];
+    if (color < 0 && color != MPI_UNDEFINED) {
       *why = Why::mpi_checks;
       return MPI_SUCCESS;
     }
-  bool low = any_low;
+  }
+  bool low = any_table_low(entries);
   int rc = MPI_SUCCESS;
   if (!low) {
-    SplitPlan plan = plan_split(color_key, p.rank);
+    SplitPlan plan = plan_split(entries, p.rank);
     rc = make_from(comm, p, &plan, newcomm, &low);
   }
   *made = !low;
@@ -147,16 +149,10 @@ int accelerated_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm, bool
     *why = unmapped(comm);
     return MPI_SUCCESS;
   }
-  std::vector<int> all(3 * static_cast<size_t>(p.size)), color_key(2 * static_cast<size_t>(p.size));
-  int mine[3] = {color, key, comm_handles_low()};
-  if (int rc = allgather_ints(comm, mine, 3, &all)) return rc;
-  bool any_low = false;
-  for (int r = 0; r < p.size; ++r) {
-    color_key[2 * r] = all[3 * r];
-    color_key[2 * r + 1] = all[3 * r + 1];
-    any_low = any_low || all[3 * r + 2] != 0;
-  }
-  return split_by_pairs(comm, p, color_key, any_low, newcomm, made, why);
+  std::vector<int> entries(kSplitEntry * static_cast<std::size_t>(p.size));
+  int mine[kSplitEntry] = {color, key, comm_handles_low()};
+  if (int rc = allgather_ints(comm, mine, kSplitEntry, &entries)) return rc;
+  return split_by_entries(comm, p, entries, newcomm, made, why);
 }
 
 // MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) of a real communicator: the processes of one host
@@ -187,8 +183,7 @@ int accelerated_split_type(MPI_Comm comm, int type, int key, MPI_Comm* newcomm, 
   mine[names + 1] = key;
   mine[names + 2] = comm_handles_low();
   if (int rc = allgather_ints(comm, mine.data(), width, &all)) return rc;
-  std::vector<int> color_key(2 * static_cast<size_t>(p.size));
-  bool any_low = false;
+  std::vector<int> entries(kSplitEntry * static_cast<std::size_t>(p.size));
   for (int r = 0; r < p.size; ++r) {
     const int* row = &all[static_cast<size_t>(r) * width];
     int color = MPI_UNDEFINED;
@@ -197,11 +192,12 @@ int accelerated_split_type(MPI_Comm comm, int type, int key, MPI_Comm* newcomm, 
         color = q;
         break;
       }
-    color_key[2 * r] = color;
-    color_key[2 * r + 1] = row[names + 1];
-    any_low = any_low || row[names + 2] != 0;
+    int* entry = &entries[kSplitEntry * static_cast<std::size_t>(r)];
+    entry[0] = color;
+    entry[1] = row[names + 1];
+    entry[2] = row[names + 2];
   }
-  return split_by_pairs(comm, p, color_key, any_low, newcomm, made, why);
+  return split_by_entries(comm, p, entries, newcomm, made, why);
 }
 
 // The parent's ranks of group's members, or false when group is not a subset of the parent.

@@ -21,19 +21,25 @@ int make_members(const rangecomm::Comm& parent, const SplitPlan& plan, int level
 }
 
 // My colour's group, ordered by key, then rank: one pass, and a sort of my group only.
-SplitPlan plan_split(const std::vector<int>& color_key, int me) {
+SplitPlan plan_split(const std::vector<int>& entries, int me) {
   SplitPlan plan;
-  const int color = color_key[2 * me];
+  const int color = entries[kSplitEntry * me];
   if (color == MPI_UNDEFINED) return plan;
-  const int n = static_cast<int>(color_key.size() / 2);
+  const int n = static_cast<int>(entries.size() / kSplitEntry);
   std::vector<std::pair<int, int>> members;  // (key, rank)
   for (int r = 0; r < n; ++r)
-    if (color_key[2 * r] == color) members.emplace_back(color_key[2 * r + 1], r);
+    if (entries[kSplitEntry * r] == color) members.emplace_back(entries[kSplitEntry * r + 1], r);
   std::sort(members.begin(), members.end());
   plan.member = true;
   plan.ranks.reserve(members.size());
   for (const auto& m : members) plan.ranks.push_back(m.second);
   return plan;
+}
+
+bool any_table_low(const std::vector<int>& entries) {
+  for (std::size_t i = 2; i < entries.size(); i += kSplitEntry)
+    if (entries[i] != 0) return true;
+  return false;
 }
 
 }  // namespace rcshim
@@ -65,19 +71,13 @@ extern "C" int rc_fake_MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Com
   RC_FAKE_RANGE("MPI_Comm_split");
   if (color < 0 && color != MPI_UNDEFINED)
     return raise_error(comm, MPI_ERR_ARG, "MPI_Comm_split: color %d is negative", color);
-  // With the colours and keys every member learns whether any member's table is nearly full.
-  std::vector<int> all(3 * range.size()), color_key(2 * range.size());
-  int mine[3] = {color, key, comm_handles_low()};
-  int rc = rangecomm::Allgather(mine, 3, MPI_INT, all.data(), 3, MPI_INT, range);
+  std::vector<int> entries(kSplitEntry * static_cast<std::size_t>(range.size()));
+  int mine[kSplitEntry] = {color, key, comm_handles_low()};
+  int rc = rangecomm::Allgather(mine, kSplitEntry, MPI_INT, entries.data(), kSplitEntry, MPI_INT,
+                                range);
   if (rc != MPI_SUCCESS) return raise_on(comm, rc);
-  bool any_low = false;
-  for (int r = 0; r < range.size(); ++r) {
-    color_key[2 * r] = all[3 * r];
-    color_key[2 * r + 1] = all[3 * r + 1];
-    any_low = any_low || all[3 * r + 2] != 0;
-  }
-  if (any_low) return split_through_mpi(comm, color, key, newcomm);
-  SplitPlan plan = plan_split(color_key, range.rank());
+  if (any_table_low(entries)) return split_through_mpi(comm, color, key, newcomm);
+  SplitPlan plan = plan_split(entries, range.rank());
   rangecomm::Comm made;
   rc = make_members(range, plan, kCollectiveLevel, &made);
   if (rc != MPI_SUCCESS) return raise_on(comm, rc);
