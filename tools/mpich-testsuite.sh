@@ -7,7 +7,8 @@
 #
 #   tools/mpich-testsuite.sh [--full] [--build-mpich DIR] [--build-openmpi DIR]
 #                            [--configs A,B] [--dirs D,E] [--tests PATTERN,...]
-#                            [--time-limit S] [--results FILE] [--lock FILE] [--fetch-only]
+#                            [--time-limit S] [--results FILE] [--baselines FILE]
+#                            [--lock FILE] [--fetch-only]
 #
 # Without --full it runs the CI subset (tests/mpich-suite/ci-tests.txt, about 4 minutes on two
 # cores); --full runs every test of the directories. The sources are fetched once with
@@ -31,9 +32,9 @@ while (( $# > 0 )); do
     --fetch-only) fetch_only=1; shift ;;
     --build-mpich) build_mpich=$2; shift 2 ;;
     --build-openmpi) build_openmpi=$2; shift 2 ;;
-    --configs|--dirs|--tests|--time-limit|--results|--jobs|--tail|--lock) pass+=("$1" "$2"); shift 2 ;;
+    --configs|--dirs|--tests|--time-limit|--results|--baselines|--jobs|--tail|--lock) pass+=("$1" "$2"); shift 2 ;;
     --build-only) pass+=("$1"); shift ;;
-    -h|--help) sed -n '2,19s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    -h|--help) sed -n '2,20s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) echo "mpich-testsuite: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
