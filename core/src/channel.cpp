@@ -116,6 +116,7 @@ Channel::~Channel() { close(); }
 
 void Channel::close() {
   for (Parked& p : parked_) {
+    if (p.message == MPI_MESSAGE_NULL) continue;  // it came with a binding: not in MPI
     // Receive and drop: a message nobody will ever receive must not stay in MPI.
     char sink;
     int count = 0;

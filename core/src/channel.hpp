@@ -21,7 +21,10 @@ namespace rangecomm::detail {
 struct RangeState;
 class ChildCounts;
 
-// A message removed from MPI's queue by MPI_Improbe that no posted receive wanted yet.
+// A message removed from MPI's queue by MPI_Improbe that no posted receive wanted yet. A
+// collective message that came inside its sender's binding (TagLayout::bind_with_data) is no
+// longer in MPI: message is MPI_MESSAGE_NULL and `packed` holds the binding's bytes, the data
+// packed from `offset` on, `bytes` its type signature's size.
 struct Parked {
   CommId comm;  // the communicator it was sent on
   TagLayout::Kind kind;
@@ -29,6 +32,17 @@ struct Parked {
   int root_source; // sender's rank on the root communicator
   MPI_Message message;
   MPI_Status status;
+  std::vector<char> packed;
+  int offset = 0;
+  MPI_Count bytes = 0;
+};
+
+// What a binding with data carries before the packed data (TagLayout::bind_with_data).
+struct BoundDataHeader {
+  std::uint64_t hi = 0, lo = 0;  // the communicator's identity
+  std::int32_t slot = 0;
+  std::int32_t payload = 0;      // the collective sequence number
+  std::int64_t bytes = 0;        // the size of the data's type signature
 };
 
 struct Lane {

@@ -48,9 +48,10 @@ void leave_engine(RangeState& range) {
 
 // A control message sent with MPI_Isend that was not complete at once: its buffer lives until
 // it is.
+template <class Buffer>
 class ControlSendOp final : public Operation {
  public:
-  ControlMessage message;
+  Buffer message;
   MPI_Request request = MPI_REQUEST_NULL;
   bool test(MPI_Status* status, int* rc) override {
     int flag = 0;
@@ -59,6 +60,44 @@ class ControlSendOp final : public Operation {
   }
   void cancel() override {}
 };
+
+// Sends op->message (whose first `bytes` bytes are the message) with MPI_Isend; keeps op until
+// the send is complete.
+template <class Buffer>
+int send_buffered(ControlSendOp<Buffer>* op, const void* data, int bytes, MPI_Datatype type,
+                  int dest, int tag, MPI_Comm lane) {
+  int rc = MPI_Isend(data, bytes, type, dest, tag, lane, &op->request);
+  MPI_Status st;
+  int done_rc = MPI_SUCCESS;
+  if (rc != MPI_SUCCESS || op->test(&st, &done_rc)) {
+    op->unref();
+    return rc != MPI_SUCCESS ? rc : done_rc;
+  }
+  adopt_orphan(op);  // completes in a later progress call
+  return MPI_SUCCESS;
+}
+
+// Takes in a binding that carries its sender's first collective message on the communicator:
+// binds the slot and parks the message with its data. A message too short for its header, or
+// of another kind, breaks the protocol and is dropped.
+void take_bound_data(Channel& ch, int source, MPI_Message message, const MPI_Status& st) {
+  int size = 0;
+  MPI_Get_count(&st, MPI_PACKED, &size);
+  Parked p{{}, TagLayout::collective, 0, source, MPI_MESSAGE_NULL, st, {}, 0, 0};
+  p.packed.resize(static_cast<size_t>(std::max(size, 1)));
+  MPI_Mrecv(p.packed.data(), size, MPI_PACKED, &message, MPI_STATUS_IGNORE);
+  BoundDataHeader h;
+  if (size < static_cast<int>(sizeof h) ||
+      MPI_Unpack(p.packed.data(), size, &p.offset, &h, sizeof h, MPI_BYTE, MPI_COMM_SELF) !=
+          MPI_SUCCESS ||
+      h.bytes < 0 || h.payload < 0 || h.payload > TagLayout::max_payload)
+    return;
+  ch.bind(source, h.slot, {h.hi, h.lo});
+  p.comm = {h.hi, h.lo};
+  p.payload = h.payload;
+  p.bytes = h.bytes;
+  ch.parked().push_back(std::move(p));
+}
 
 // A message just taken from MPI: take in a binding or header, or give the message to the first
 // engine receive that wants it, or park it under its communicator.
@@ -69,6 +108,10 @@ void dispatch(Channel& ch, int lane, MPI_Message message, const MPI_Status& st) 
   CommId comm;
   TagLayout::Kind kind = env.kind;
   int payload = env.payload;
+  if (env.control && env.kind == TagLayout::p2p && env.payload == TagLayout::bind_with_data) {
+    take_bound_data(ch, source, message, st);
+    return;
+  }
   if (env.control && env.kind == TagLayout::p2p) {
     ControlMessage m;
     MPI_Mrecv(&m, sizeof m, MPI_BYTE, &message, MPI_STATUS_IGNORE);
@@ -109,7 +152,7 @@ void dispatch(Channel& ch, int lane, MPI_Message message, const MPI_Status& st) 
       return;
     }
   }
-  ch.parked().push_back({comm, kind, payload, source, message, st});
+  ch.parked().push_back({comm, kind, payload, source, message, st, {}, 0, 0});
 }
 
 }  // namespace
@@ -144,28 +187,45 @@ void unpack_partial(const char* data, MPI_Count bytes, void* buf, int index, MPI
 
 }  // namespace
 
-int unpack_self(const SelfMessage& m, int source, void* buf, int count, MPI_Datatype type,
-                MPI_Status* status) {
+int unpack_message(const char* packed, int packed_size, MPI_Count bytes, const char* from,
+                   void* buf, int count, MPI_Datatype type, MPI_Count* received) {
   MPI_Count type_size = 0;
   MPI_Type_size_x(type, &type_size);
   MPI_Count capacity = type_size * count;
   int rc = MPI_SUCCESS;
-  MPI_Count bytes = m.bytes;
   if (bytes > capacity) {
     rc = raise(MPI_COMM_NULL, MPI_ERR_TRUNCATE,
-               "message of %lld bytes from self is longer than the receive buffer (%lld bytes)",
-               static_cast<long long>(bytes), static_cast<long long>(capacity));
+               "message of %lld bytes from %s is longer than the receive buffer (%lld bytes)",
+               static_cast<long long>(bytes), from, static_cast<long long>(capacity));
     bytes = capacity;
   }
   int elements = type_size > 0 ? static_cast<int>(bytes / type_size) : 0;
   int position = 0;
-  if (elements > 0)
-    unpack_typed(m.packed.data(), static_cast<int>(m.packed.size()), &position, buf, elements,
-                 type);
+  if (elements > 0) unpack_typed(packed, packed_size, &position, buf, elements, type);
   MPI_Count rest = bytes - elements * type_size;  // a message that ends inside an element
-  if (rest > 0) unpack_partial(m.packed.data() + position, rest, buf, elements, type);
+  if (rest > 0 && position + rest <= packed_size)
+    unpack_partial(packed + position, rest, buf, elements, type);
+  *received = bytes;
+  return rc;
+}
+
+int unpack_self(const SelfMessage& m, int source, void* buf, int count, MPI_Datatype type,
+                MPI_Status* status) {
+  MPI_Count bytes = 0;
+  int rc = unpack_message(m.packed.data(), static_cast<int>(m.packed.size()), m.bytes, "self",
+                          buf, count, type, &bytes);
   set_status(status, source, m.tag, bytes, rc);
   return rc;
+}
+
+int receive_parked(Parked& p, void* buf, int count, MPI_Datatype type, MPI_Request* request) {
+  if (p.message != MPI_MESSAGE_NULL)
+    return request != nullptr ? MPI_Imrecv(buf, count, type, &p.message, request)
+                              : MPI_Mrecv(buf, count, type, &p.message, MPI_STATUS_IGNORE);
+  if (request != nullptr) *request = MPI_REQUEST_NULL;
+  MPI_Count received = 0;
+  return unpack_message(p.packed.data() + p.offset, static_cast<int>(p.packed.size()) - p.offset,
+                        p.bytes, "a peer", buf, count, type, &received);
 }
 
 RecvOp::RecvOp(std::shared_ptr<RangeState> range, void* buf, int count, MPI_Datatype type,
@@ -246,7 +306,7 @@ bool take_parked(RangeState& range, TagLayout::Kind kind, int root_source, int p
   if (parked.empty()) return false;
   auto it = find_parked(range, kind, root_source, payload);
   if (it == parked.end()) return false;
-  *out = *it;
+  *out = std::move(*it);
   parked.erase(it);
   return true;
 }
@@ -306,18 +366,34 @@ void stop_awaiting_engine(RangeState& range) {
 
 int send_control(Channel& channel, int lane, int dest, TagLayout::Control kind,
                  const ControlMessage& m) {
-  auto* op = new ControlSendOp;
+  auto* op = new ControlSendOp<ControlMessage>;
   op->message = m;
-  int rc = MPI_Isend(&op->message, sizeof m, MPI_BYTE, dest, channel.layout().control_tag(kind),
-                     channel.lane(lane).comm, &op->request);
-  MPI_Status st;
-  int done_rc = MPI_SUCCESS;
-  if (rc != MPI_SUCCESS || op->test(&st, &done_rc)) {
+  return send_buffered(op, &op->message, sizeof m, MPI_BYTE, dest,
+                       channel.layout().control_tag(kind), channel.lane(lane).comm);
+}
+
+int send_bound_data(Channel& channel, int lane, int dest, const BoundDataHeader& header,
+                    const void* buf, int count, MPI_Datatype type, bool* sent) {
+  *sent = false;
+  int data_size = 0;
+  if (MPI_Pack_size(count, type, MPI_COMM_SELF, &data_size) != MPI_SUCCESS ||
+      data_size > kBoundDataLimit)
+    return MPI_SUCCESS;  // the binding goes alone
+  auto* op = new ControlSendOp<std::vector<char>>;
+  op->message.resize(sizeof header + static_cast<size_t>(data_size));
+  int size = static_cast<int>(op->message.size()), position = 0;
+  int rc = MPI_Pack(&header, sizeof header, MPI_BYTE, op->message.data(), size, &position,
+                    MPI_COMM_SELF);
+  if (rc == MPI_SUCCESS && count > 0)
+    rc = pack_typed(buf, count, type, op->message.data(), size, &position);
+  if (rc != MPI_SUCCESS) {
     op->unref();
-    return rc != MPI_SUCCESS ? rc : done_rc;
+    return rc;
   }
-  adopt_orphan(op);  // completes in a later progress call
-  return MPI_SUCCESS;
+  *sent = true;
+  return send_buffered(op, op->message.data(), position, MPI_PACKED, dest,
+                       channel.layout().control_tag(TagLayout::bind_with_data),
+                       channel.lane(lane).comm);
 }
 
 int send_self(const std::shared_ptr<RangeState>& range, const void* buf, int count,

@@ -38,9 +38,18 @@ struct MatchState {
   std::list<SelfMessage> self_queue;  // self-messages not yet received, in send order
 };
 
+// Copies packed data whose type signature has `bytes` bytes into a receive buffer (as much as
+// fits: MPI_ERR_TRUNCATE when it does not, naming the sender `from`); *received is the bytes
+// taken.
+int unpack_message(const char* packed, int packed_size, MPI_Count bytes, const char* from,
+                   void* buf, int count, MPI_Datatype type, MPI_Count* received);
 // Copies a packed self-message into a receive buffer and fills its status.
 int unpack_self(const SelfMessage& m, int source, void* buf, int count, MPI_Datatype type,
                 MPI_Status* status);
+// Receives a parked message into a receive buffer: from MPI (with MPI_Imrecv when request is
+// given, else MPI_Mrecv), or from the data that came with its sender's binding (then *request
+// is MPI_REQUEST_NULL: the receive is complete).
+int receive_parked(Parked& p, void* buf, int count, MPI_Datatype type, MPI_Request* request);
 
 // A receive the engine matches: waiting -> receiving (MPI_Imrecv in flight) or done.
 class RecvOp final : public Operation {
@@ -121,6 +130,13 @@ int take_next_from(Channel& channel, int lane, int source);
 // Sends a control message (a binding or a header) to root rank dest on lane.
 int send_control(Channel& channel, int lane, int dest, TagLayout::Control kind,
                  const ControlMessage& m);
+// Packed data up to this size travels inside its sender's binding.
+constexpr int kBoundDataLimit = 1024;
+// Sends a binding together with the collective message (buf, count, type) to root rank dest on
+// lane, as one TagLayout::bind_with_data message, when the data packs into kBoundDataLimit
+// bytes (*sent true); otherwise sends nothing (*sent false).
+int send_bound_data(Channel& channel, int lane, int dest, const BoundDataHeader& header,
+                    const void* buf, int count, MPI_Datatype type, bool* sent);
 // True when the engine has anything to advance: one load, for fast paths.
 // True when a blocking call must not block inside MPI: some operation of this process needs
 // progress, or the library runs under a lock shared by threads (Set_threaded), which a thread

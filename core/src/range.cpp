@@ -99,6 +99,25 @@ void set_identity(RangeState& s, RangeState& parent, std::uint64_t digest) {
   s.id = derive_id(parent.id, digest, parent.child_counts().next(digest));
 }
 
+namespace {
+
+// Takes a slot for s's first message (or, when every slot of its lane is taken, marks s as
+// sending with headers).
+void ensure_slot(RangeState& s) {
+  if (s.slot != RangeState::kNoSlot) return;
+  Channel& ch = *s.channel;
+  int slot = ch.acquire_slot(comm_lane(s));
+  if (slot >= 0) {
+    s.slot = slot;
+    s.send_lane = ch.lane(ch.layout().lane_of(slot)).comm;
+    s.send_tag_base = ch.layout().tag_base(slot);
+  } else {
+    s.slot = RangeState::kWide;
+  }
+}
+
+}  // namespace
+
 int prepare_send(RangeState& s, int dest, TagLayout::Kind kind, int payload, MPI_Comm* comm,
                  int* tag) {
   Channel& ch = *s.channel;
@@ -106,16 +125,7 @@ int prepare_send(RangeState& s, int dest, TagLayout::Kind kind, int payload, MPI
   // Every message of the communicator, from every member, travels on one lane chosen by its
   // identity: a receiver knows where to wait for a sender's binding.
   int lane = comm_lane(s);
-  if (s.slot == RangeState::kNoSlot) {
-    int slot = ch.acquire_slot(lane);
-    if (slot >= 0) {
-      s.slot = slot;
-      s.send_lane = ch.lane(layout.lane_of(slot)).comm;
-      s.send_tag_base = layout.tag_base(slot);
-    } else {
-      s.slot = RangeState::kWide;
-    }
-  }
+  ensure_slot(s);
   PeerLink& link = s.peer(dest);
   int root_dest = s.to_root(dest);
   ControlMessage m{s.id.hi, s.id.lo, 0, 0};
@@ -138,6 +148,22 @@ int prepare_send(RangeState& s, int dest, TagLayout::Kind kind, int payload, MPI
   *comm = s.send_lane;
   *tag = TagLayout::tag(s.send_tag_base, kind, payload);
   return MPI_SUCCESS;
+}
+
+int send_with_binding(RangeState& s, int dest, int payload, const void* buf, int count,
+                      MPI_Datatype type, bool* sent) {
+  *sent = false;
+  PeerLink& link = s.peer(dest);
+  if (link.bound) return MPI_SUCCESS;
+  ensure_slot(s);
+  if (s.slot == RangeState::kWide) return MPI_SUCCESS;
+  MPI_Count type_size = 0;
+  MPI_Type_size_x(type, &type_size);
+  BoundDataHeader header{s.id.hi, s.id.lo, s.slot, payload, type_size * count};
+  int rc = send_bound_data(*s.channel, comm_lane(s), s.to_root(dest), header, buf, count, type,
+                           sent);
+  if (*sent) link.bound = true;
+  return rc;
 }
 
 int peer_slot(RangeState& s, int r) {

@@ -116,6 +116,11 @@ inline bool fast_send_envelope(const RangeState& s, int dest, TagLayout::Kind ki
   *tag = TagLayout::tag(s.send_tag_base, kind, payload);
   return true;
 }
+// For a collective's first message to dest, instead of prepare_send: sends the
+// binding with the message (payload the collective sequence number) packed inside, when it is
+// small, and sets *sent; otherwise sends nothing and leaves *sent false.
+int send_with_binding(RangeState& s, int dest, int payload, const void* buf, int count,
+                      MPI_Datatype type, bool* sent);
 // The slot s's rank `r` sends under, or -1 while its binding has not arrived (or it sends
 // without a slot).
 int peer_slot(RangeState& s, int r);

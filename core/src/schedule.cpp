@@ -236,7 +236,7 @@ int post_recv(const Step& s, RangeState& range, int seq, MPI_Request* req) {
   int root_source = range.to_root(s.peer);
   Parked p;
   if (take_parked(range, TagLayout::collective, root_source, seq, &p))
-    return MPI_Imrecv(s.out, s.count, s.type, &p.message, req);
+    return receive_parked(p, s.out, s.count, s.type, req);
   int slot = peer_slot(range, s.peer);
   if (slot < 0) return kDeferred;
   MPI_Comm lane;
@@ -245,10 +245,16 @@ int post_recv(const Step& s, RangeState& range, int seq, MPI_Request* req) {
   return MPI_Irecv(s.out, s.count, s.type, root_source, tag, lane, req);
 }
 
-// The lane and tag of a collective step's send (after a binding or header it needs).
-int send_envelope(RangeState& range, int peer, int seq, MPI_Comm* lane, int* tag) {
-  if (fast_send_envelope(range, peer, TagLayout::collective, seq, lane, tag)) return MPI_SUCCESS;
-  return prepare_send(range, peer, TagLayout::collective, seq, lane, tag);
+// The lane and tag of a collective step's send (after a binding or header it needs), or *sent
+// when the step's first message to its peer went inside the binding.
+int send_envelope(RangeState& range, const Step& s, int seq, MPI_Comm* lane, int* tag,
+                  bool* sent) {
+  *sent = false;
+  if (fast_send_envelope(range, s.peer, TagLayout::collective, seq, lane, tag))
+    return MPI_SUCCESS;
+  int rc = send_with_binding(range, s.peer, seq, s.in, s.count, s.type, sent);
+  if (rc != MPI_SUCCESS || *sent) return rc;
+  return prepare_send(range, s.peer, TagLayout::collective, seq, lane, tag);
 }
 
 // Runs the local steps of [begin, end) in order.
@@ -287,7 +293,9 @@ int post_transfers(const Step* begin, const Step* end, RangeState& range, int se
     if (s->kind != Step::Kind::send) continue;
     MPI_Comm lane;
     int tag;
-    if (int rc = send_envelope(range, s->peer, seq, &lane, &tag)) return rc;
+    bool sent = false;
+    if (int rc = send_envelope(range, *s, seq, &lane, &tag, &sent)) return rc;
+    if (sent) continue;
     requests->push_back(MPI_REQUEST_NULL);
     int rc = MPI_Isend(s->in, s->count, s->type, range.to_root(s->peer), tag, lane,
                        &requests->back());
@@ -365,16 +373,18 @@ bool run_single_transfers(const Step* begin, const Step* end, RangeState& range,
   int send_tag = 0, to = MPI_PROC_NULL;
   if (send != nullptr) {
     to = range.to_root(send->peer);
-    if ((*rc = send_envelope(range, send->peer, seq, &send_lane, &send_tag))) {
-      if (parked) MPI_Mrecv(recv->out, recv->count, recv->type, &p.message, MPI_STATUS_IGNORE);
+    bool sent = false;
+    if ((*rc = send_envelope(range, *send, seq, &send_lane, &send_tag, &sent))) {
+      if (parked) receive_parked(p, recv->out, recv->count, recv->type, nullptr);
       return true;
     }
+    if (sent) send = nullptr;  // it went with the binding
   }
   if (parked) {
-    // MPI no longer holds this message (a wildcard probe took it), so MPI_Sendrecv cannot
-    // receive it: receive it first (it needs nothing more of its sender than progress, which a
-    // sender blocked in its own round makes), then send.
-    *rc = MPI_Mrecv(recv->out, recv->count, recv->type, &p.message, MPI_STATUS_IGNORE);
+    // MPI no longer holds this message (a wildcard probe took it, or it came with its sender's
+    // binding), so MPI_Sendrecv cannot receive it: receive it first (it needs nothing more of
+    // its sender than progress, which a sender blocked in its own round makes), then send.
+    *rc = receive_parked(p, recv->out, recv->count, recv->type, nullptr);
     if (*rc == MPI_SUCCESS && send != nullptr)
       *rc = MPI_Send(send->in, send->count, send->type, to, send_tag, send_lane);
   } else if (send != nullptr && recv != nullptr && send_lane == recv_lane) {
@@ -389,7 +399,7 @@ bool run_single_transfers(const Step* begin, const Step* end, RangeState& range,
     if (*rc == MPI_SUCCESS) *rc = wait_rc;
   } else if (send != nullptr) {
     *rc = MPI_Send(send->in, send->count, send->type, to, send_tag, send_lane);
-  } else {
+  } else if (recv != nullptr) {
     *rc = MPI_Recv(recv->out, recv->count, recv->type, from, recv_tag, recv_lane,
                    MPI_STATUS_IGNORE);
   }

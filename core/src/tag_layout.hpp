@@ -21,10 +21,11 @@ struct TagLayout {
   static constexpr int header_bits = payload_bits + 1;
 
   enum Kind : int { p2p = 0, collective = 1 };
-  // Payloads of control messages (kind bit 0): a binding of slot to identity, and the header of
-  // one message sent without a slot. The message a header announces follows it on the same lane
-  // with the wide-data tag (kind bit 1).
-  enum Control : int { bind = 0, wide_header = 1 };
+  // Payloads of control messages (kind bit 0): a binding of slot to identity; the header of
+  // one message sent without a slot (the message it announces follows it on the same lane with
+  // the wide-data tag, kind bit 1); and a binding that carries the sender's first collective
+  // message to the peer on that communicator, packed.
+  enum Control : int { bind = 0, wide_header = 1, bind_with_data = 2 };
 
   int tag_bits = 0;   // an MPI tag may use bits 0..tag_bits-1 (from MPI_TAG_UB)
   int lane_bits = 0;  // log2 of the number of lanes

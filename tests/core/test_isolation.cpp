@@ -266,4 +266,106 @@ TEST_CASE("messages for a range its receiver has not created yet wait for it") {
     REQUIRE(rangecomm::Recv(&got, 1, payload_type(), 0, kTag, pair, &st) == MPI_SUCCESS);
     CHECK(got.comm_id == 50);
   }
+  // The others make the same ranges too: the k-th identical range of a parent is the same
+  // communicator at every member only if every member makes it.
+  if (me != 0 && me != p - 1) make_pair();
+}
+
+TEST_CASE("a collective's first messages travel inside the bindings, in order with the rest") {
+  Comm w = world();
+  int p = mpitest::world_size(), me = w.rank();
+  // A vector of ints with gaps: the receive must leave the gaps alone.
+  MPI_Datatype gappy;
+  MPI_Type_vector(6, 1, 2, MPI_INT, &gappy);
+  MPI_Type_commit(&gappy);
+  for (int iteration = 0; iteration < 12; ++iteration) {
+    Comm c;  // a new communicator each time: every message below is a first contact
+    REQUIRE(rangecomm::Split_Comm(w, 0, p - 1, &c) == MPI_SUCCESS);
+    const int root = iteration % p;
+    // A wildcard point-to-point receive posted first must get the point-to-point message
+    // sent after the collectives, not a collective's data.
+    Payload wild{-1, -1, -1, -1};
+    Request wild_request;
+    REQUIRE(rangecomm::Irecv(&wild, 1, payload_type(), MPI_ANY_SOURCE, MPI_ANY_TAG, c,
+                             &wild_request) == MPI_SUCCESS);
+    std::vector<int> small(8), large(600), spaced(12, -7);
+    for (int i = 0; i < 8; ++i) small[i] = me == root ? 100 * iteration + i : -1;
+    for (int i = 0; i < 600; ++i) large[i] = me == root ? 7 * i + iteration : -1;
+    for (int i = 0; i < 6; ++i) spaced[2 * i] = me == root ? 1000 + i : -1;
+    Request r[4];
+    int mine = me + 1, sum = -1;
+    // Odd iterations start with the large broadcast, too large to go inside a binding (a
+    // binding of its own precedes it), even ones with the small one, and every third with the
+    // gapped type.
+    auto small_bcast = [&] { return rangecomm::Ibcast(small.data(), 8, MPI_INT, root, c, &r[0]); };
+    auto large_bcast = [&] { return rangecomm::Ibcast(large.data(), 600, MPI_INT, root, c, &r[1]); };
+    auto spaced_bcast = [&] { return rangecomm::Ibcast(spaced.data(), 1, gappy, root, c, &r[2]); };
+    if (iteration % 3 == 2) REQUIRE(spaced_bcast() == MPI_SUCCESS);
+    if (iteration % 2 == 1) REQUIRE(large_bcast() == MPI_SUCCESS);
+    REQUIRE(small_bcast() == MPI_SUCCESS);
+    if (iteration % 2 == 0) REQUIRE(large_bcast() == MPI_SUCCESS);
+    if (iteration % 3 != 2) REQUIRE(spaced_bcast() == MPI_SUCCESS);
+    REQUIRE(rangecomm::Iallreduce(&mine, &sum, 1, MPI_INT, MPI_SUM, c, &r[3]) == MPI_SUCCESS);
+    for (int i = 3; i >= 0; --i)  // the later ones first
+      REQUIRE(rangecomm::Wait(&r[i], MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    for (int i = 0; i < 8; ++i) CHECK(small[i] == 100 * iteration + i);
+    for (int i = 0; i < 600; ++i) CHECK(large[i] == 7 * i + iteration);
+    for (int i = 0; i < 6; ++i) {
+      CHECK(spaced[2 * i] == 1000 + i);
+      CHECK(spaced[2 * i + 1] == -7);
+    }
+    CHECK(sum == p * (p + 1) / 2);
+    Payload out = make_payload(iteration, me, 0);
+    REQUIRE(rangecomm::Send(&out, 1, payload_type(), (me + 1) % p, kTag, c) == MPI_SUCCESS);
+    MPI_Status st;
+    REQUIRE(rangecomm::Wait(&wild_request, &st) == MPI_SUCCESS);
+    CHECK(intact(wild));
+    CHECK(wild.comm_id == iteration);
+    CHECK(wild.sender == (me + p - 1) % p);
+    CHECK(st.MPI_SOURCE == (me + p - 1) % p);
+    CHECK(st.MPI_TAG == kTag);
+    REQUIRE(rangecomm::Comm_free(&c) == MPI_SUCCESS);
+  }
+  MPI_Type_free(&gappy);
+}
+
+TEST_CASE("a collective message inside a binding waits for a range its receiver makes later") {
+  Comm w = world();
+  int p = mpitest::world_size();
+  if (p < 2) return;
+  int me = w.rank();
+  // As for point-to-point above: the pair shares the world range's lane, so rank p-1's wildcard
+  // receive there takes the broadcast's binding (and data) out of MPI before the pair exists.
+  auto make_pair = [&] {
+    Comm c = w;
+    for (int d = 0; d < 3; ++d) {
+      Comm next;
+      REQUIRE(rangecomm::Split_Comm(c, 0, c.size() - 1, &next) == MPI_SUCCESS);
+      c = next;
+    }
+    Comm pair;
+    REQUIRE(rangecomm::Split_Comm(c, 0, p - 1, p - 1, &pair) == MPI_SUCCESS);
+    return pair;
+  };
+  int data[3] = {-1, -1, -1};
+  if (me == 0) {
+    Comm pair = make_pair();
+    data[0] = 31, data[1] = 32, data[2] = 33;
+    REQUIRE(rangecomm::Bcast(data, 3, MPI_INT, 0, pair) == MPI_SUCCESS);
+    Payload y = make_payload(52, 0, 0);
+    REQUIRE(rangecomm::Send(&y, 1, payload_type(), p - 1, kTag, w) == MPI_SUCCESS);
+  }
+  if (me == p - 1) {
+    Payload got{};
+    MPI_Status st;
+    REQUIRE(rangecomm::Recv(&got, 1, payload_type(), MPI_ANY_SOURCE, MPI_ANY_TAG, w, &st) ==
+            MPI_SUCCESS);
+    CHECK(got.comm_id == 52);
+    Comm pair = make_pair();
+    REQUIRE(rangecomm::Bcast(data, 3, MPI_INT, 0, pair) == MPI_SUCCESS);
+    CHECK(data[0] == 31);
+    CHECK(data[1] == 32);
+    CHECK(data[2] == 33);
+  }
+  if (me != 0 && me != p - 1) make_pair();
 }
