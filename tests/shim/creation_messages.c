@@ -9,6 +9,9 @@
  * on its identity in one collective; the next ones cost nothing either. Each result is used
  * (an all-reduction on it) and checked, outside the counted stretch.
  *
+ * A new communicator's first small collectives send as many messages as the same collectives
+ * later: the first message to each peer carries the sender's binding.
+ *
  * Under RANGECOMM_MODE=off only the results are checked (MPI makes them all).
  * At the end rank 0 prints the creations the program made per call ("expect CALL N"), for
  * run_creation_messages.py to compare with the RANGECOMM_REPORT=1 report. */
@@ -155,6 +158,37 @@ static void creations(MPI_Comm parent, const char *label) {
   MPI_Group_free(&group);
 }
 
+/* A new communicator's first collectives send no more messages than the same collectives
+ * once every process has talked to its peers there: a small first message to a peer travels
+ * inside the sender's binding (one message, not a binding and then the message). Counted on a
+ * dup of the world (a library communicator), with an all-reduction of a few ints and a
+ * broadcast from every root; a larger all-gather takes its own bindings and is not counted. */
+static void first_contact(void) {
+  MPI_Comm c;
+  MPI_Comm_dup(MPI_COMM_WORLD, &c);
+  ++made[DUP];
+  long sends[2];
+  for (int pass = 0; pass < 2; ++pass) {
+    struct tally t = now();
+    int in[4] = {rank, 1, 2, 3}, out[4] = {0, 0, 0, 0};
+    MPI_Allreduce(in, out, 4, MPI_INT, MPI_SUM, c);
+    for (int root = 0; root < size; ++root) MPI_Bcast(in, 4, MPI_INT, root, c);
+    sends[pass] = now().p2p - t.p2p;
+    if (out[0] != size * (size - 1) / 2 || out[1] != size) {
+      fprintf(stderr, "rank %d: first-contact all-reduction gave %d, %d\n", rank, out[0], out[1]);
+      ++failures;
+    }
+  }
+  if (counting && sends[0] != sends[1]) {
+    fprintf(stderr,
+            "rank %d: a new communicator's first small collectives took %ld sends, the same "
+            "collectives again %ld (bindings went alone)\n",
+            rank, sends[0], sends[1]);
+    ++failures;
+  }
+  MPI_Comm_free(&c);
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -193,6 +227,8 @@ int main(int argc, char **argv) {
   }
   MPI_Comm_free(&self_copy);
   made[DUP] += 2;
+
+  first_contact();
 
   int total = 0;
   MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
