@@ -146,14 +146,25 @@ extern "C" int rc_fake_MPI_Comm_split_type(MPI_Comm comm, int split_type, int ke
 
 namespace {
 
+// splitmix64's finaliser: spreads identities and tags over the channels' tag space.
+std::uint64_t mix(std::uint64_t x) {
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+int channel_tag(std::uint64_t x) {
+  return static_cast<int>(mix(x) % static_cast<std::uint64_t>(tag_count()));
+}
+
 // A real communicator of this leader and the remote one (ranks of the world), for one
-// MPI_Intercomm_create over the library communicator `peer`: MPI's leaders talk on the peer
-// communicator (MPICH with a tag of its own besides the program's), so each library peer needs
-// MPI's isolation of its own. Made on the group channel by the two leaders alone; its tag mixes
-// the peer's identity with the program's tag, so creations over different peers, and over one
-// peer with different tags (as MPI requires of concurrent ones), do not meet (unless two such
-// running at once over the same leaders agree modulo MPI_TAG_UB + 1). *remote: the remote
-// leader's rank in it.
+// MPI_Intercomm_create over the library communicator `peer`: the leaders talk on it instead of
+// the peer, so each call has MPI's isolation of its own (MPI's leaders talk on the peer, MPICH's
+// also with a fixed tag of its own besides the program's). Made on the group channel by the two
+// leaders alone; its tag mixes the peer's identity with the program's tag, so creations over
+// different peers, and over one peer with different tags (as MPI requires of concurrent ones),
+// do not meet (unless two such running at once over the same leaders agree modulo
+// MPI_TAG_UB + 1). *remote: the remote leader's rank in it.
 int leaders_comm(const rangecomm::Comm& peer, int remote_world, int tag, MPI_Comm* out,
                  int* remote) {
   int me = 0;
@@ -165,54 +176,224 @@ int leaders_comm(const rangecomm::Comm& peer, int remote_world, int tag, MPI_Com
   int rc = MPI_Group_incl(channel, 2, ranks, &pair);
   MPI_Group_free(&channel);
   if (rc != MPI_SUCCESS) return rc;
-  std::uint64_t x = (std::uint64_t{rangecomm::Comm_context(peer)} << 32) ^
-                    static_cast<std::uint32_t>(tag);
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;  // splitmix64's finaliser
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  x ^= x >> 31;
+  const int pair_tag = channel_tag((std::uint64_t{rangecomm::Comm_context(peer)} << 32) ^
+                                   static_cast<std::uint32_t>(tag));
   {
     Unlocked unlocked;  // collective over the two leaders
-    rc = MPI_Comm_create_group(group_channel(), pair,
-                               static_cast<int>(x % static_cast<std::uint64_t>(tag_count())), out);
+    rc = MPI_Comm_create_group(group_channel(), pair, pair_tag, out);
   }
   MPI_Group_free(&pair);
+  if (rc != MPI_SUCCESS) *out = MPI_COMM_NULL;
+  return rc;
+}
+
+// What each leader tells the other about its side before an MPI_Intercomm_create over a library
+// peer: whether its local communicator is the library's, its size, the leader's rank in it and
+// its identity (Comm_context); then, when both are the library's, its members (world ranks).
+enum { kHeadLibrary, kHeadSize, kHeadLeader, kHeadContext, kHeadInts };
+
+// What a library communicator's leader tells its side (a broadcast on it): the error class of
+// its part (MPI_SUCCESS when it went well), whether the two sides make the intercommunicator
+// jointly (joint_intercomm), and then the remote side's size, leader and identity; the remote
+// members follow in a second broadcast.
+enum { kSideError, kSideJoint, kSideRemoteSize, kSideRemoteLeader, kSideRemoteContext,
+       kSideInts };
+
+// At the leader of a library local communicator `local` over a library peer: meets the remote
+// leader on a communicator of the two (leaders_comm), and learns its side. *link: that
+// communicator, which the caller frees; side (kSideInts): filled in but for kSideError. Errors
+// are raised here, on peer_comm.
+int meet_remote_leader(const rangecomm::Comm& local, int local_leader, MPI_Comm peer_comm,
+                       int remote_leader, int tag, MPI_Comm* link, int* side,
+                       std::vector<int>* remote) {
+  FakeComm* p = nullptr;
+  if (int rc = fake_range(peer_comm, "MPI_Intercomm_create", &p)) return rc;
+  int world = p->range.rank_in_root(remote_leader);
+  if (world == MPI_UNDEFINED)
+    return raise_error(peer_comm, MPI_ERR_RANK,
+                       "MPI_Intercomm_create: remote_leader %d is not in peer_comm (size %d)",
+                       remote_leader, p->range.size());
+  int other = 0;
+  if (int rc = leaders_comm(p->range, world, tag, link, &other)) return raise_on(peer_comm, rc);
+  const int mine[kHeadInts] = {1, local.size(), local_leader,
+                               static_cast<int>(rangecomm::Comm_context(local))};
+  int theirs[kHeadInts] = {};
+  std::vector<int> members(static_cast<std::size_t>(local.size()));
+  for (int r = 0; r < local.size(); ++r) members[r] = local.rank_in_root(r);
+  int rc = MPI_SUCCESS;
+  {
+    Unlocked unlocked;  // the two leaders exchange on their own communicator
+    rc = MPI_Sendrecv(mine, kHeadInts, MPI_INT, other, 0, theirs, kHeadInts, MPI_INT, other, 0,
+                      *link, MPI_STATUS_IGNORE);
+    if (rc == MPI_SUCCESS && theirs[kHeadLibrary]) {
+      remote->resize(static_cast<std::size_t>(std::max(theirs[kHeadSize], 0)));
+      rc = MPI_Sendrecv(members.data(), local.size(), MPI_INT, other, 0, remote->data(),
+                        static_cast<int>(remote->size()), MPI_INT, other, 0, *link,
+                        MPI_STATUS_IGNORE);
+    }
+  }
+  if (rc != MPI_SUCCESS) return raise_on(peer_comm, rc);
+  side[kSideJoint] = theirs[kHeadLibrary];
+  side[kSideRemoteSize] = theirs[kHeadSize];
+  side[kSideRemoteLeader] = theirs[kHeadLeader];
+  side[kSideRemoteContext] = theirs[kHeadContext];
+  return MPI_SUCCESS;
+}
+
+// The leader of a real local communicator over a library peer tells the other leader that its
+// side is MPI's (its non-leaders may call MPI_Intercomm_create of MPI directly, so this side
+// takes the intercommunicator from MPI as it is).
+int tell_remote_leader(MPI_Comm link, int other) {
+  const int mine[kHeadInts] = {0, 0, 0, 0};
+  int theirs[kHeadInts] = {};
+  Unlocked unlocked;
+  return MPI_Sendrecv(mine, kHeadInts, MPI_INT, other, 0, theirs, kHeadInts, MPI_INT, other, 0,
+                      link, MPI_STATUS_IGNORE);
+}
+
+// Both local communicators are the library's and the leaders met: the two sides make, in one
+// MPI_Comm_create_group on the group channel over all their members, a real communicator of
+// both, split it into the two sides and make the intercommunicator from those halves, with the
+// joint communicator as the peer. The halves come from one split, so MPI gives them the same
+// context id on both sides: Open MPI 4.1 lets the context-id agreements running at once in one
+// process proceed in the order of their local communicators' context ids, and halves made
+// separately for each side (each its own MPI_Comm_create_group) are ordered differently on the
+// two sides; threads making intercommunicators at once then wait for each other across the
+// processes for ever. The joint creation's tag mixes both sides' identities and the program's
+// tag, and the side whose leader has the lower world rank comes first, so every member
+// computes the same group and tag.
+int joint_intercomm(const rangecomm::Comm& local, int local_leader, const int* side,
+                    const std::vector<int>& remote, int tag, MPI_Comm* newintercomm) {
+  const int local_size = local.size(), remote_size = side[kSideRemoteSize];
+  const bool first = local.rank_in_root(local_leader) < remote[side[kSideRemoteLeader]];
+  std::vector<int> members;
+  members.reserve(static_cast<std::size_t>(local_size + remote_size));
+  if (!first) members.insert(members.end(), remote.begin(), remote.end());
+  for (int r = 0; r < local_size; ++r) members.push_back(local.rank_in_root(r));
+  if (first) members.insert(members.end(), remote.begin(), remote.end());
+  const std::uint64_t mine = rangecomm::Comm_context(local);
+  const std::uint64_t theirs = static_cast<std::uint32_t>(side[kSideRemoteContext]);
+  const int joint_tag = channel_tag(
+      mix(first ? mine << 32 | theirs : theirs << 32 | mine) ^ static_cast<std::uint32_t>(tag));
+  MPI_Group channel, group;
+  if (int rc = MPI_Comm_group(group_channel(), &channel)) return rc;
+  int rc = MPI_Group_incl(channel, static_cast<int>(members.size()), members.data(), &group);
+  MPI_Group_free(&channel);
+  if (rc != MPI_SUCCESS) return rc;
+  MPI_Comm both = MPI_COMM_NULL, half = MPI_COMM_NULL;
+  {
+    Unlocked unlocked;  // collectives over both sides
+    rc = MPI_Comm_create_group(group_channel(), group, joint_tag, &both);
+    if (rc == MPI_SUCCESS) rc = MPI_Comm_split(both, first ? 0 : 1, local.rank(), &half);
+    if (rc == MPI_SUCCESS)
+      rc = MPI_Intercomm_create(half, local_leader, both,
+                                (first ? local_size : 0) + side[kSideRemoteLeader], tag,
+                                newintercomm);
+    if (half != MPI_COMM_NULL) MPI_Comm_free(&half);
+    if (both != MPI_COMM_NULL) MPI_Comm_free(&both);
+  }
+  MPI_Group_free(&group);
   return rc;
 }
 
 }  // namespace
 
-// Only the leaders use peer_comm, so a fake one cannot be made real (that is collective over
-// it): the leaders make a real communicator of the two of them instead (leaders_comm).
+// MPI_Intercomm_create with a library communicator as local_comm, or as peer_comm at a leader.
+// Only the leaders use peer_comm, so a library one cannot be made real (that is collective over
+// it): over a library peer the leaders meet on a real communicator of the two of them
+// (leaders_comm) and tell each other whether their local communicators are the library's, and a
+// library local communicator's leader tells its side (a broadcast on it). Both the library's:
+// the two sides make the intercommunicator jointly (joint_intercomm). Otherwise MPI makes it
+// from this side's real local communicator (a library one's fallback), with the leaders'
+// communicator or the program's real peer as the peer. Over a real peer the leaders exchange
+// nothing first: the other side may be MPI's own MPI_Intercomm_create, which a message of the
+// library's on the peer would confuse.
 extern "C" int rc_fake_MPI_Intercomm_create(MPI_Comm local_comm, int local_leader,
                                             MPI_Comm peer_comm, int remote_leader, int tag,
                                             MPI_Comm* newintercomm) {
-  MPI_Comm local = local_comm;
-  if (rc_is_fake_comm(local_comm))
-    if (int rc = rc_real_comm_of(local_comm, &local)) return rc;
-  int me = MPI_UNDEFINED;
-  MPI_Comm_rank(local, &me);
-  MPI_Comm peer = peer_comm, leaders = MPI_COMM_NULL;
-  if (me == local_leader && rc_is_fake_comm(peer_comm)) {
+  const bool library_local = rc_is_fake_comm(local_comm);
+  rangecomm::Comm local;  // a copy: the lock is released below
+  int me = MPI_UNDEFINED, local_size = 0;
+  if (library_local) {
+    FakeComm* c = nullptr;
+    if (int rc = fake_range(local_comm, "MPI_Intercomm_create", &c)) return rc;
+    local = c->range;
+    me = local.rank();
+    local_size = local.size();
+  } else {
+    MPI_Comm_rank(local_comm, &me);
+    MPI_Comm_size(local_comm, &local_size);
+  }
+  if (local_leader < 0 || local_leader >= local_size)
+    return raise_error(local_comm, MPI_ERR_RANK,
+                       "MPI_Intercomm_create: local_leader %d is not in local_comm (size %d)",
+                       local_leader, local_size);
+  const bool library_peer = me == local_leader && rc_is_fake_comm(peer_comm);
+  MPI_Comm link = MPI_COMM_NULL;  // the leaders' own communicator over a library peer
+  int side[kSideInts] = {MPI_SUCCESS, 0, 0, 0, 0};
+  std::vector<int> remote;
+  int rc = MPI_SUCCESS;
+  if (library_local) {
+    if (library_peer)
+      rc = meet_remote_leader(local, local_leader, peer_comm, remote_leader, tag, &link, side,
+                              &remote);
+    if (me == local_leader && rc != MPI_SUCCESS) MPI_Error_class(rc, &side[kSideError]);
+    int bc = rangecomm::Bcast(side, kSideInts, MPI_INT, local_leader, local);
+    if (bc == MPI_SUCCESS && side[kSideError] == MPI_SUCCESS && side[kSideJoint]) {
+      remote.resize(static_cast<std::size_t>(side[kSideRemoteSize]));
+      bc = rangecomm::Bcast(remote.data(), side[kSideRemoteSize], MPI_INT, local_leader, local);
+    }
+    if (bc != MPI_SUCCESS || side[kSideError] != MPI_SUCCESS) {
+      if (link != MPI_COMM_NULL) MPI_Comm_free(&link);
+      if (me == local_leader && rc != MPI_SUCCESS) return rc;  // raised already
+      if (bc != MPI_SUCCESS) return raise_on(local_comm, bc);
+      return raise_error(local_comm, side[kSideError],
+                         "MPI_Intercomm_create: the local leader (rank %d) failed",
+                         local_leader);
+    }
+    if (side[kSideJoint]) {
+      if (link != MPI_COMM_NULL) MPI_Comm_free(&link);
+      rc = joint_intercomm(local, local_leader, side, remote, tag, newintercomm);
+      if (rc != MPI_SUCCESS) return raise_on(local_comm, rc);
+      return made_from(local_comm, rc, newintercomm);
+    }
+  } else if (library_peer) {
     FakeComm* p = nullptr;
-    if (int rc = fake_range(peer_comm, "MPI_Intercomm_create", &p)) return rc;
+    if (int rc_ = fake_range(peer_comm, "MPI_Intercomm_create", &p)) return rc_;
     int world = p->range.rank_in_root(remote_leader);
     if (world == MPI_UNDEFINED)
       return raise_error(peer_comm, MPI_ERR_RANK,
-                         "MPI_Intercomm_create: remote_leader %d is not "
-                         "in peer_comm (size %d)",
+                         "MPI_Intercomm_create: remote_leader %d is not in peer_comm (size %d)",
                          remote_leader, p->range.size());
-    if (int rc = leaders_comm(p->range, world, tag, &leaders, &remote_leader))
+    int other = 0;
+    rc = leaders_comm(p->range, world, tag, &link, &other);
+    if (rc == MPI_SUCCESS) rc = tell_remote_leader(link, other);
+    if (rc != MPI_SUCCESS) {
+      if (link != MPI_COMM_NULL) MPI_Comm_free(&link);
       return raise_on(peer_comm, rc);
-    peer = leaders;
+    }
+  }
+  // MPI makes it from this side's real local communicator (the fallback of a library one).
+  MPI_Comm real_local = local_comm;
+  if (library_local) {
+    if (int rc_ = rc_real_comm_of(local_comm, &real_local)) {
+      if (link != MPI_COMM_NULL) MPI_Comm_free(&link);
+      return rc_;
+    }
+  }
+  MPI_Comm peer = peer_comm;
+  if (library_peer) {
+    peer = link;
+    MPI_Comm_rank(link, &remote_leader);
+    remote_leader = 1 - remote_leader;
   } else if (rc_is_fake_comm(peer_comm)) {
     peer = MPI_COMM_NULL;  // not significant here
   }
-  int rc = MPI_SUCCESS;
   {
     Unlocked unlocked;
-    rc = MPI_Intercomm_create(local, local_leader, peer, remote_leader, tag, newintercomm);
-    if (leaders != MPI_COMM_NULL) MPI_Comm_free(&leaders);
+    rc = MPI_Intercomm_create(real_local, local_leader, peer, remote_leader, tag, newintercomm);
+    if (link != MPI_COMM_NULL) MPI_Comm_free(&link);
   }
-  if (rc != MPI_SUCCESS || !rc_is_fake_comm(local_comm)) return rc;
+  if (rc != MPI_SUCCESS || !library_local) return rc;
   return made_from(local_comm, rc, newintercomm);
 }

@@ -1,8 +1,8 @@
 /* Calls the library does not implement on ranges run on a real communicator made for the
  * range: one-sided windows (MPI_Win_create + put/get, MPI_Win_allocate), Cartesian and graph
- * topologies, MPI_Comm_split_type, intercommunicators, MPI-IO. Also the answers of calls that
- * have nothing to do on a range (topology queries, remote size), and fake handles given where
- * they cannot be used. */
+ * topologies, MPI_Comm_split_type, intercommunicators (range and range, range and MPI's,
+ * through a range or a real peer), MPI-IO. Also the answers of calls that have nothing to do on
+ * a range (topology queries, remote size), and fake handles given where they cannot be used. */
 #include "shim_check.h" /* first: it asks for _GNU_SOURCE */
 
 #define RANGECOMM_WEAK_SYMBOLS /* the plain build gets the library by LD_PRELOAD only */
@@ -117,6 +117,43 @@ static void split_type_and_intercomm(MPI_Comm c, int r, int p) {
   CHECK_MPI(MPI_Comm_free(&half));
 }
 
+/* The other ways to an intercommunicator with a range on one side: a range of c on one side
+ * and MPI_COMM_SELF (MPI's) on the other, through c; and halves of c through MPI_COMM_WORLD
+ * (c's rank q is world rank q * stride). */
+static void more_intercomms(MPI_Comm c, int r, int p, int stride) {
+  if (p < 2) return;
+  MPI_Comm local, inter, merged;
+  int remote = -1, mr = -1, sum = 0, one = 1;
+  const int last = r == p - 1;
+  if (last)
+    local = MPI_COMM_SELF;
+  else
+    CHECK_MPI(MPIX_Comm_create_range(c, 0, p - 2, 1, &local));
+  CHECK_MPI(MPI_Intercomm_create(local, 0, c, last ? 0 : p - 1, 10, &inter));
+  CHECK_MPI(MPI_Comm_remote_size(inter, &remote));
+  CHECK(remote == (last ? p - 1 : 1), "range and MPI_COMM_SELF: remote size %d", remote);
+  CHECK_MPI(MPI_Intercomm_merge(inter, last, &merged));
+  CHECK_MPI(MPI_Comm_rank(merged, &mr));
+  CHECK(mr == r, "range and MPI_COMM_SELF: merged rank %d, expected %d", mr, r);
+  CHECK_MPI(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, merged));
+  CHECK(sum == p, "range and MPI_COMM_SELF: the merge sums %d", sum);
+  CHECK_MPI(MPI_Comm_free(&merged));
+  CHECK_MPI(MPI_Comm_free(&inter));
+  if (!last) CHECK_MPI(MPI_Comm_free(&local));
+
+  const int h = p / 2, lower = r < h;
+  CHECK_MPI(MPIX_Comm_create_range(c, lower ? 0 : h, lower ? h - 1 : p - 1, 1, &local));
+  CHECK_MPI(MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, lower ? h * stride : 0, 11, &inter));
+  CHECK_MPI(MPI_Comm_remote_size(inter, &remote));
+  CHECK(remote == (lower ? p - h : h), "halves through the world: remote size %d", remote);
+  CHECK_MPI(MPI_Intercomm_merge(inter, !lower, &merged));
+  CHECK_MPI(MPI_Comm_rank(merged, &mr));
+  CHECK(mr == r, "halves through the world: merged rank %d, expected %d", mr, r);
+  CHECK_MPI(MPI_Comm_free(&merged));
+  CHECK_MPI(MPI_Comm_free(&inter));
+  CHECK_MPI(MPI_Comm_free(&local));
+}
+
 static void file_io(MPI_Comm c, int r, int p) {
   char path[256];
   int stamp = (int)getpid();
@@ -189,6 +226,7 @@ int main(int argc, char **argv) {
 #endif
     topologies(c, r, p);
     split_type_and_intercomm(c, r, p);
+    more_intercomms(c, r, p, stride);
     file_io(c, r, p);
     misuse(c);
     CHECK_MPI(MPI_Comm_free(&c));

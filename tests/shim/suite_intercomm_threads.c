@@ -6,7 +6,11 @@
  * a message across each intercommunicator carries its thread's number, and the merge of each
  * (and a dup of the merge) gives its own members. The merges (under shadow) and their dups
  * (under accelerate) are named by an all-reduction over MPI's merge in each thread at once, which
- * must not hold the library lock. Run natively and under the library in each mode.
+ * must not hold the library lock. Open MPI 4.1 lets the context-id agreements running at once in
+ * a process proceed in the order of their local communicators' context ids, so the real halves
+ * the library gives MPI_Intercomm_create must be ordered alike on both sides (fallback.cpp,
+ * joint_intercomm); made separately for each side, they hung here. Run natively and under the
+ * library in each mode, on both MPIs.
  *
  *   suite_intercomm_threads [rounds]   (default 5) */
 #include "shim_check.h" /* first: it asks for _GNU_SOURCE */
