@@ -82,15 +82,16 @@ int send_buffered(ControlSendOp<Buffer>* op, const void* data, int bytes, MPI_Da
 // of another kind, breaks the protocol and is dropped.
 void take_bound_data(Channel& ch, int source, MPI_Message message, const MPI_Status& st) {
   int size = 0;
-  MPI_Get_count(&st, MPI_PACKED, &size);
+  MPI_Get_count(&st, MPI_BYTE, &size);
   Parked p{{}, TagLayout::collective, 0, source, MPI_MESSAGE_NULL, st, {}, 0, 0};
   p.packed.resize(static_cast<size_t>(std::max(size, 1)));
-  MPI_Mrecv(p.packed.data(), size, MPI_PACKED, &message, MPI_STATUS_IGNORE);
+  MPI_Mrecv(p.packed.data(), size, MPI_BYTE, &message, MPI_STATUS_IGNORE);
   BoundDataHeader h;
-  if (size < static_cast<int>(sizeof h) ||
-      MPI_Unpack(p.packed.data(), size, &p.offset, &h, sizeof h, MPI_BYTE, MPI_COMM_SELF) !=
-          MPI_SUCCESS ||
-      h.bytes < 0 || h.payload < 0 || h.payload > TagLayout::max_payload)
+  if (size < static_cast<int>(sizeof h)) return;
+  std::memcpy(&h, p.packed.data(), sizeof h);
+  p.offset = sizeof h;
+  if (h.bytes < 0 || h.bytes > size - p.offset || h.payload < 0 ||
+      h.payload > TagLayout::max_payload)
     return;
   ch.bind(source, h.slot, {h.hi, h.lo});
   p.comm = {h.hi, h.lo};
@@ -223,6 +224,12 @@ int receive_parked(Parked& p, void* buf, int count, MPI_Datatype type, MPI_Reque
     return request != nullptr ? MPI_Imrecv(buf, count, type, &p.message, request)
                               : MPI_Mrecv(buf, count, type, &p.message, MPI_STATUS_IGNORE);
   if (request != nullptr) *request = MPI_REQUEST_NULL;
+  TypeFacts t = type_facts(type);
+  if (t.predefined && t.contiguous() && buf != MPI_BOTTOM &&
+      p.bytes <= static_cast<MPI_Count>(t.size) * count) {
+    std::memcpy(buf, p.packed.data() + p.offset, static_cast<size_t>(p.bytes));
+    return MPI_SUCCESS;
+  }
   MPI_Count received = 0;
   return unpack_message(p.packed.data() + p.offset, static_cast<int>(p.packed.size()) - p.offset,
                         p.bytes, "a peer", buf, count, type, &received);
@@ -375,23 +382,32 @@ int send_control(Channel& channel, int lane, int dest, TagLayout::Control kind,
 int send_bound_data(Channel& channel, int lane, int dest, const BoundDataHeader& header,
                     const void* buf, int count, MPI_Datatype type, bool* sent) {
   *sent = false;
-  int data_size = 0;
-  if (MPI_Pack_size(count, type, MPI_COMM_SELF, &data_size) != MPI_SUCCESS ||
-      data_size > kBoundDataLimit)
-    return MPI_SUCCESS;  // the binding goes alone
+  if (header.bytes > kBoundDataLimit) return MPI_SUCCESS;  // the binding goes alone
+  // A predefined type without gaps is its packed form (MPICH and Open MPI pack in the
+  // machine's own representation). Only predefined: a derived type can be gapless and still
+  // list its bytes in another order (an indexed type of two blocks given backwards).
+  TypeFacts t = type_facts(type);
+  bool raw = t.predefined && t.contiguous() && buf != MPI_BOTTOM;
+  int data_size = static_cast<int>(header.bytes);
+  if (!raw && MPI_Pack_size(count, type, MPI_COMM_SELF, &data_size) != MPI_SUCCESS)
+    return MPI_SUCCESS;
   auto* op = new ControlSendOp<std::vector<char>>;
   op->message.resize(sizeof header + static_cast<size_t>(data_size));
-  int size = static_cast<int>(op->message.size()), position = 0;
-  int rc = MPI_Pack(&header, sizeof header, MPI_BYTE, op->message.data(), size, &position,
-                    MPI_COMM_SELF);
-  if (rc == MPI_SUCCESS && count > 0)
-    rc = pack_typed(buf, count, type, op->message.data(), size, &position);
-  if (rc != MPI_SUCCESS) {
-    op->unref();
-    return rc;
+  std::memcpy(op->message.data(), &header, sizeof header);
+  int position = sizeof header;
+  if (raw) {
+    std::memcpy(op->message.data() + position, buf, static_cast<size_t>(header.bytes));
+    position += data_size;
+  } else if (count > 0) {
+    int rc = pack_typed(buf, count, type, op->message.data(),
+                        static_cast<int>(op->message.size()), &position);
+    if (rc != MPI_SUCCESS) {
+      op->unref();
+      return rc;
+    }
   }
   *sent = true;
-  return send_buffered(op, op->message.data(), position, MPI_PACKED, dest,
+  return send_buffered(op, op->message.data(), position, MPI_BYTE, dest,
                        channel.layout().control_tag(TagLayout::bind_with_data),
                        channel.lane(lane).comm);
 }

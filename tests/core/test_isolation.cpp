@@ -347,11 +347,17 @@ TEST_CASE("a collective message inside a binding waits for a range its receiver 
     REQUIRE(rangecomm::Split_Comm(c, 0, p - 1, p - 1, &pair) == MPI_SUCCESS);
     return pair;
   };
-  int data[3] = {-1, -1, -1};
+  // The root sends through a gapless type that lists its two ints backwards, the receiver
+  // takes plain ints: the bytes inside the binding must be the packed form, not the memory.
+  MPI_Datatype backwards;
+  const int lengths[2] = {1, 1}, displacements[2] = {1, 0};
+  MPI_Type_indexed(2, lengths, displacements, MPI_INT, &backwards);
+  MPI_Type_commit(&backwards);
+  int data[4] = {-1, -1, -1, -1};
   if (me == 0) {
     Comm pair = make_pair();
-    data[0] = 31, data[1] = 32, data[2] = 33;
-    REQUIRE(rangecomm::Bcast(data, 3, MPI_INT, 0, pair) == MPI_SUCCESS);
+    data[0] = 31, data[1] = 32, data[2] = 33, data[3] = 34;
+    REQUIRE(rangecomm::Bcast(data, 2, backwards, 0, pair) == MPI_SUCCESS);
     Payload y = make_payload(52, 0, 0);
     REQUIRE(rangecomm::Send(&y, 1, payload_type(), p - 1, kTag, w) == MPI_SUCCESS);
   }
@@ -362,10 +368,12 @@ TEST_CASE("a collective message inside a binding waits for a range its receiver 
             MPI_SUCCESS);
     CHECK(got.comm_id == 52);
     Comm pair = make_pair();
-    REQUIRE(rangecomm::Bcast(data, 3, MPI_INT, 0, pair) == MPI_SUCCESS);
-    CHECK(data[0] == 31);
-    CHECK(data[1] == 32);
-    CHECK(data[2] == 33);
+    REQUIRE(rangecomm::Bcast(data, 4, MPI_INT, 0, pair) == MPI_SUCCESS);
+    CHECK(data[0] == 32);
+    CHECK(data[1] == 31);
+    CHECK(data[2] == 34);
+    CHECK(data[3] == 33);
   }
   if (me != 0 && me != p - 1) make_pair();
+  MPI_Type_free(&backwards);
 }
