@@ -9,6 +9,7 @@ passed=0
 failed=0
 
 finish() {
+  echo "run-tests: $((SECONDS / 60)) min $((SECONDS % 60)) s in all"
   echo "$passed passed, $failed failed"
   (( failed == 0 ))
   exit
@@ -66,13 +67,15 @@ build_and_test() {
   (( $# > 0 )) && shift
   test_options=("$@")
   echo "== $dir: configure and build"
+  local start=$SECONDS
   if ! configure "$dir" "$mpi" "${options[@]}" || ! meson compile -C "$dir"; then
     echo "run-tests: the $dir build failed"
     failed=$((failed + 1))
     return
   fi
 
-  echo "== $dir: test"
+  echo "== $dir: test (built in $((SECONDS - start)) s)"
+  start=$SECONDS
   local testlog=$dir/meson-logs/testlog.json status p='' f=''
   rm -f "$testlog"
   meson test -C "$dir" --no-rebuild "${test_options[@]}"
@@ -87,6 +90,7 @@ build_and_test() {
   fi
   passed=$((passed + p))
   failed=$((failed + f))
+  echo "== $dir: tested in $((SECONDS - start)) s"
 }
 
 for mpi in mpich openmpi; do
@@ -97,6 +101,7 @@ done
 # subset, about 4 minutes (docs/mpich-suite.md; --full for all of it).
 echo "== MPICH's test suite (tools/mpich-testsuite.sh)"
 suite_log=$(mktemp)
+suite_start=$SECONDS
 tools/mpich-testsuite.sh | tee "$suite_log"
 suite_status=${PIPESTATUS[0]}
 if read -r p _ f _ < <(tail -n 1 "$suite_log") && [[ $p =~ ^[0-9]+$ && $f =~ ^[0-9]+$ ]]; then
@@ -108,6 +113,7 @@ else
   failed=$((failed + 1))
 fi
 rm -f "$suite_log"
+echo "== MPICH's test suite: $((SECONDS - suite_start)) s"
 
 # The sanitized build: AddressSanitizer with LeakSanitizer, and UndefinedBehaviorSanitizer, on
 # Open MPI at 1-4 ranks. Unoptimised, because the sanitizers make -O2 compile six times slower.
