@@ -74,6 +74,22 @@ void run_concurrently(std::vector<std::unique_ptr<Round>>& rounds) {
   for (auto& r : rounds) r->check();
 }
 
+// The range of world ranks 0 and p-1 (stride p-1), made at depth 4 below w so that it shares
+// w's lane: traffic for it can arrive, and be taken out of MPI by a wildcard receive on w,
+// before its receiver has made it. Every member of w must call this the same number of times.
+Comm make_pair(const Comm& w) {
+  const int p = w.size();
+  Comm c = w;
+  for (int d = 0; d < 3; ++d) {
+    Comm next;
+    REQUIRE(rangecomm::Split_Comm(c, 0, c.size() - 1, &next) == MPI_SUCCESS);
+    c = next;
+  }
+  Comm pair;
+  REQUIRE(rangecomm::Split_Comm(c, 0, p - 1, p - 1, &pair) == MPI_SUCCESS);
+  return pair;
+}
+
 }  // namespace
 
 TEST_CASE("the same tag on a parent, its halves, a strided child and a size-1 range at once") {
@@ -238,20 +254,9 @@ TEST_CASE("messages for a range its receiver has not created yet wait for it") {
   int me = w.rank();
   // Rank 0 creates the pair range and sends at once; rank p-1 first drains unrelated wildcard
   // traffic on the world range (which takes everything on its lane out of MPI's queue), then
-  // creates it. The pair is made at depth 4 so that it shares the world range's lane.
-  auto make_pair = [&] {
-    Comm c = w;
-    for (int d = 0; d < 3; ++d) {
-      Comm next;
-      REQUIRE(rangecomm::Split_Comm(c, 0, c.size() - 1, &next) == MPI_SUCCESS);
-      c = next;
-    }
-    Comm pair;
-    REQUIRE(rangecomm::Split_Comm(c, 0, p - 1, p - 1, &pair) == MPI_SUCCESS);
-    return pair;
-  };
+  // creates it.
   if (me == 0) {
-    Comm pair = make_pair();
+    Comm pair = make_pair(w);
     Payload x = make_payload(50, 0, 0);
     REQUIRE(rangecomm::Send(&x, 1, payload_type(), 1, kTag, pair) == MPI_SUCCESS);
     Payload y = make_payload(51, 0, 0);
@@ -262,13 +267,13 @@ TEST_CASE("messages for a range its receiver has not created yet wait for it") {
     MPI_Status st;
     REQUIRE(rangecomm::Recv(&got, 1, payload_type(), MPI_ANY_SOURCE, MPI_ANY_TAG, w, &st) == MPI_SUCCESS);
     CHECK(got.comm_id == 51);
-    Comm pair = make_pair();
+    Comm pair = make_pair(w);
     REQUIRE(rangecomm::Recv(&got, 1, payload_type(), 0, kTag, pair, &st) == MPI_SUCCESS);
     CHECK(got.comm_id == 50);
   }
   // The others make the same ranges too: the k-th identical range of a parent is the same
   // communicator at every member only if every member makes it.
-  if (me != 0 && me != p - 1) make_pair();
+  if (me != 0 && me != p - 1) make_pair(w);
 }
 
 TEST_CASE("a collective's first messages travel inside the bindings, in order with the rest") {
@@ -336,17 +341,6 @@ TEST_CASE("a collective message inside a binding waits for a range its receiver 
   int me = w.rank();
   // As for point-to-point above: the pair shares the world range's lane, so rank p-1's wildcard
   // receive there takes the broadcast's binding (and data) out of MPI before the pair exists.
-  auto make_pair = [&] {
-    Comm c = w;
-    for (int d = 0; d < 3; ++d) {
-      Comm next;
-      REQUIRE(rangecomm::Split_Comm(c, 0, c.size() - 1, &next) == MPI_SUCCESS);
-      c = next;
-    }
-    Comm pair;
-    REQUIRE(rangecomm::Split_Comm(c, 0, p - 1, p - 1, &pair) == MPI_SUCCESS);
-    return pair;
-  };
   // The root sends through a gapless type that lists its two ints backwards, the receiver
   // takes plain ints: the bytes inside the binding must be the packed form, not the memory.
   MPI_Datatype backwards;
@@ -355,7 +349,7 @@ TEST_CASE("a collective message inside a binding waits for a range its receiver 
   MPI_Type_commit(&backwards);
   int data[4] = {-1, -1, -1, -1};
   if (me == 0) {
-    Comm pair = make_pair();
+    Comm pair = make_pair(w);
     data[0] = 31, data[1] = 32, data[2] = 33, data[3] = 34;
     REQUIRE(rangecomm::Bcast(data, 2, backwards, 0, pair) == MPI_SUCCESS);
     Payload y = make_payload(52, 0, 0);
@@ -367,13 +361,13 @@ TEST_CASE("a collective message inside a binding waits for a range its receiver 
     REQUIRE(rangecomm::Recv(&got, 1, payload_type(), MPI_ANY_SOURCE, MPI_ANY_TAG, w, &st) ==
             MPI_SUCCESS);
     CHECK(got.comm_id == 52);
-    Comm pair = make_pair();
+    Comm pair = make_pair(w);
     REQUIRE(rangecomm::Bcast(data, 4, MPI_INT, 0, pair) == MPI_SUCCESS);
     CHECK(data[0] == 32);
     CHECK(data[1] == 31);
     CHECK(data[2] == 34);
     CHECK(data[3] == 33);
   }
-  if (me != 0 && me != p - 1) make_pair();
+  if (me != 0 && me != p - 1) make_pair(w);
   MPI_Type_free(&backwards);
 }
