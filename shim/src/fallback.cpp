@@ -187,6 +187,20 @@ int leaders_comm(const rangecomm::Comm& peer, int remote_world, int tag, MPI_Com
   return rc;
 }
 
+// leaders_comm over the library communicator peer_comm, whose rank remote_leader is the remote
+// leader; errors (a remote_leader outside peer_comm among them) are raised on peer_comm.
+int link_leaders(MPI_Comm peer_comm, int remote_leader, int tag, MPI_Comm* link, int* other) {
+  FakeComm* p = nullptr;
+  if (int rc = fake_range(peer_comm, "MPI_Intercomm_create", &p)) return rc;
+  const int world = p->range.rank_in_root(remote_leader);
+  if (world == MPI_UNDEFINED)
+    return raise_error(peer_comm, MPI_ERR_RANK,
+                       "MPI_Intercomm_create: remote_leader %d is not in peer_comm (size %d)",
+                       remote_leader, p->range.size());
+  if (int rc = leaders_comm(p->range, world, tag, link, other)) return raise_on(peer_comm, rc);
+  return MPI_SUCCESS;
+}
+
 // What each leader tells the other about its side before an MPI_Intercomm_create over a library
 // peer: whether its local communicator is the library's, its size, the leader's rank in it and
 // its identity (Comm_context); then, when both are the library's, its members (world ranks).
@@ -206,15 +220,8 @@ enum { kSideError, kSideJoint, kSideRemoteSize, kSideRemoteLeader, kSideRemoteCo
 int meet_remote_leader(const rangecomm::Comm& local, int local_leader, MPI_Comm peer_comm,
                        int remote_leader, int tag, MPI_Comm* link, int* side,
                        std::vector<int>* remote) {
-  FakeComm* p = nullptr;
-  if (int rc = fake_range(peer_comm, "MPI_Intercomm_create", &p)) return rc;
-  int world = p->range.rank_in_root(remote_leader);
-  if (world == MPI_UNDEFINED)
-    return raise_error(peer_comm, MPI_ERR_RANK,
-                       "MPI_Intercomm_create: remote_leader %d is not in peer_comm (size %d)",
-                       remote_leader, p->range.size());
   int other = 0;
-  if (int rc = leaders_comm(p->range, world, tag, link, &other)) return raise_on(peer_comm, rc);
+  if (int rc = link_leaders(peer_comm, remote_leader, tag, link, &other)) return rc;
   const int mine[kHeadInts] = {1, local.size(), local_leader,
                                static_cast<int>(rangecomm::Comm_context(local))};
   int theirs[kHeadInts] = {};
@@ -358,18 +365,10 @@ extern "C" int rc_fake_MPI_Intercomm_create(MPI_Comm local_comm, int local_leade
       return made_from(local_comm, rc, newintercomm);
     }
   } else if (library_peer) {
-    FakeComm* p = nullptr;
-    if (int rc_ = fake_range(peer_comm, "MPI_Intercomm_create", &p)) return rc_;
-    int world = p->range.rank_in_root(remote_leader);
-    if (world == MPI_UNDEFINED)
-      return raise_error(peer_comm, MPI_ERR_RANK,
-                         "MPI_Intercomm_create: remote_leader %d is not in peer_comm (size %d)",
-                         remote_leader, p->range.size());
     int other = 0;
-    rc = leaders_comm(p->range, world, tag, &link, &other);
-    if (rc == MPI_SUCCESS) rc = tell_remote_leader(link, other);
-    if (rc != MPI_SUCCESS) {
-      if (link != MPI_COMM_NULL) MPI_Comm_free(&link);
+    if (int rc_ = link_leaders(peer_comm, remote_leader, tag, &link, &other)) return rc_;
+    if ((rc = tell_remote_leader(link, other)) != MPI_SUCCESS) {
+      MPI_Comm_free(&link);
       return raise_on(peer_comm, rc);
     }
   }
