@@ -3,6 +3,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <array>
 #include <climits>
 #include <cstdint>
 #include <cstring>
@@ -389,10 +390,11 @@ int send_bound_data(Channel& channel, int lane, int dest, const BoundDataHeader&
   TypeFacts t = type_facts(type);
   bool raw = t.predefined && t.contiguous() && buf != MPI_BOTTOM;
   int data_size = static_cast<int>(header.bytes);
-  if (!raw && MPI_Pack_size(count, type, MPI_COMM_SELF, &data_size) != MPI_SUCCESS)
+  if (!raw && (MPI_Pack_size(count, type, MPI_COMM_SELF, &data_size) != MPI_SUCCESS ||
+               data_size > kBoundDataLimit))
     return MPI_SUCCESS;
-  auto* op = new ControlSendOp<std::vector<char>>;
-  op->message.resize(sizeof header + static_cast<size_t>(data_size));
+  // One allocation: the header and the data in the op's own fixed buffer.
+  auto* op = new ControlSendOp<std::array<char, sizeof header + kBoundDataLimit>>;
   std::memcpy(op->message.data(), &header, sizeof header);
   int position = sizeof header;
   if (raw) {
