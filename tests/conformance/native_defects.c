@@ -359,6 +359,42 @@ static int allgatherv_2int(const char *name, int units, int gapped) {
   return report(name, defect, what);
 }
 
+/* MPI_Allgatherv of `units` MPI_2INT per process, sent contiguously; rank 0 receives every
+ * (int, int) pair with an 8-byte gap after it (MPI_2INT resized to 16 bytes), the others
+ * contiguously. The type signatures agree everywhere; only the receive extents differ, which
+ * MPI allows. */
+static int allgatherv_extents(const char *name, int units) {
+  MPI_Datatype spaced;
+  MPI_Type_create_resized(MPI_2INT, 0, 16, &spaced);
+  MPI_Type_commit(&spaced);
+  const int ints = rank == 0 ? 4 : 2; /* ints per received pair, the gap included */
+  int *send = malloc(sizeof(int) * 2 * (size_t)units);
+  for (int i = 0; i < 2 * units; ++i) send[i] = rank * 1000000 + i;
+  int *counts = malloc(sizeof(int) * size), *displs = malloc(sizeof(int) * size);
+  for (int j = 0; j < size; ++j) counts[j] = units, displs[j] = j * units;
+  size_t total = (size_t)ints * units * size;
+  int *recv = malloc(sizeof(int) * total);
+  for (size_t i = 0; i < total; ++i) recv[i] = -1;
+  MPI_Allgatherv(send, units, MPI_2INT, recv, counts, displs, rank == 0 ? spaced : MPI_2INT,
+                 MPI_COMM_WORLD);
+  int defect = 0;
+  char what[200] = "";
+  for (int j = 0; j < size && !defect; ++j)
+    for (int u = 0; u < units && !defect; ++u)
+      for (int k = 0; k < ints && !defect; ++k) {
+        int got = recv[(size_t)ints * (displs[j] + u) + k];
+        int want = k < 2 ? j * 1000000 + 2 * u + k : -1; /* the gap stays as it was */
+        if (got != want) {
+          defect = 1;
+          snprintf(what, sizeof what, "block %d pair %d int %d is %d, want %d", j, u, k, got,
+                   want);
+        }
+      }
+  MPI_Type_free(&spaced);
+  free(send), free(recv), free(counts), free(displs);
+  return report(name, defect, what);
+}
+
 struct check {
   const char *name, *ranks, *about;
 };
@@ -374,6 +410,7 @@ static const struct check checks[] = {
     {"reduce-scatter-gapped", "2, 4", "Reduce_scatter_block, matrix product on gapped elements"},
     {"allgatherv-2int", "3", "Allgatherv of 5560 MPI_2INT [N [GAPPED]], rank 1 with gaps"},
     {"bcast-mixed", "2+", "Bcast of 262144 ints, the root as ints, the others as one element"},
+    {"allgatherv-extents", "3", "Allgatherv of 5560 MPI_2INT [N], rank 0 receiving with gaps"},
 };
 
 int main(int argc, char **argv) {
@@ -396,6 +433,8 @@ int main(int argc, char **argv) {
   else if (strcmp(name, "allgatherv-2int") == 0)
     defect = allgatherv_2int(name, n ? n : 5560, argc > 3 ? atoi(argv[3]) : 1);
   else if (strcmp(name, "bcast-mixed") == 0) defect = bcast_mixed(name, n ? n : 262144);
+  else if (strcmp(name, "allgatherv-extents") == 0)
+    defect = allgatherv_extents(name, n ? n : 5560);
   else if (rank == 0)
     for (size_t i = 0; i < sizeof checks / sizeof checks[0]; ++i)
       printf("%-22s ranks %-5s %s\n", checks[i].name, checks[i].ranks, checks[i].about);
