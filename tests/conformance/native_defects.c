@@ -414,7 +414,7 @@ static const struct check checks[] = {
     {"allgatherv-mixed", "3+", "Allgatherv of 16384 ints per process, rank 0 as one element"},
     {"alltoallw-self", "1", "one-process Alltoallw, byte displacements 16 and 32"},
     {"allreduce-lb", "2+", "Allreduce of 65536 ints [N [INTS]], lower bound 16, user sum"},
-    {"ireduce-lb", "2+", "Ireduce of 82 elements [N [INTS]] of 3 ints, lower bound 16, root 1"},
+    {"ireduce-lb", "3+", "Ireduce of 82 elements [N [INTS]] of 3 ints, lower bound 16, root 1"},
     {"short-int", "1+", "4096 (short, int) as a struct, received as MPI_SHORT_INT (32 KiB)"},
     {"allgatherv-self", "1", "one-process Allgatherv into displacement 5"},
     {"reduce-scatter-gapped", "2, 4", "Reduce_scatter_block, matrix product on gapped elements"},
