@@ -1032,9 +1032,11 @@ LayoutP user_layout(Rng& rng, int ints, bool dense) {
   int r = (int)rng.range(0, 3);
   if (dense && (r == 1 || r == 2)) r = 0;
 #ifdef OPEN_MPI
-  // No data 16 bytes into a struct on Open MPI 4.1: its ring Allreduce was seen corrupting
-  // its heap on such types; native_defects allreduce-lb does not show it, but with them
-  // --seed 41 --only coll at 4 ranks corrupts the heap somewhere (docs/conformance.md).
+  // No data 16 bytes into a struct on Open MPI 4.1.4: at the root, its nonblocking MPI_Ireduce
+  // (coll/libnbc) receives into a temporary block of count * extent bytes and writes 16 bytes
+  // (the lower bound) past its end (native_defects ireduce-lb: 82 elements of 3 ints,
+  // a user sum, root 1 of 4; AddressSanitizer's stack names the block from libnbc's ireduce),
+  // which corrupted the heap in --seed 41 --only coll at 4 ranks, case 1163 (docs/conformance.md).
   if (r == 2) r = 3;
 #endif
   if (r == 0) return data;

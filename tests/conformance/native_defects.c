@@ -169,6 +169,51 @@ static int allreduce_lb(const char *name, int count, int ints) {
   return report(name, defect, what);
 }
 
+/* MPI_Ireduce of `count` elements of the same type (`ints` ints 16 bytes into a struct, lower
+ * bound 16) with a user sum (commutative) to root 1 (0 on one process), a null recvbuf off the
+ * root: the root's result must be the sum over the processes. The defect seen here is not in
+ * the result: the root's temporary block is written 16 bytes (the lower bound) past its end,
+ * which shows as a crash of the root later (here in MPI_Finalize), as an abort under glibc's
+ * checking allocator (LD_PRELOAD=libc_malloc_debug.so.0 MALLOC_CHECK_=3, glibc 2.34 or later)
+ * or as a heap-buffer-overflow under AddressSanitizer. */
+static int ireduce_lb(const char *name, int count, int ints) {
+  MPI_Datatype data, elem;
+  MPI_Type_contiguous(ints, MPI_INT, &data);
+  int blen = 1, root = size > 1 ? 1 : 0;
+  MPI_Aint disp = 16;
+  MPI_Type_create_struct(1, &blen, &disp, &data, &elem);
+  MPI_Type_commit(&elem);
+  MPI_Aint lb;
+  MPI_Type_get_extent(elem, &lb, &g_extent);
+  for (int k = 0; k < 4; ++k) g_at[k] = 16 + 4 * (k % ints);
+  size_t bytes = (size_t)(lb + g_extent * count);
+  char *in = malloc(bytes), *out = rank == root ? malloc(bytes) : NULL;
+  memset(in, 0x55, bytes);
+  if (out) memset(out, 0x55, bytes);
+  for (int e = 0; e < count; ++e)
+    for (int k = 0; k < ints; ++k) *int_at(in, e, k) = rank + e + k;
+  MPI_Op op;
+  MPI_Op_create(sum1, 1, &op);
+  MPI_Request req;
+  MPI_Ireduce(in, out, count, elem, op, root, MPI_COMM_WORLD, &req);
+  MPI_Wait(&req, MPI_STATUS_IGNORE);
+  int defect = 0;
+  char what[200] = "";
+  for (int e = 0; out && e < count && !defect; ++e)
+    for (int k = 0; k < ints && !defect; ++k) {
+      int want = size * (e + k) + size * (size - 1) / 2, got = *int_at(out, e, k);
+      if (got != want) {
+        defect = 1;
+        snprintf(what, sizeof what, "element %d int %d is %d, want %d", e, k, got, want);
+      }
+    }
+  MPI_Op_free(&op);
+  MPI_Type_free(&data);
+  MPI_Type_free(&elem);
+  free(in), free(out);
+  return report(name, defect, what);
+}
+
 /* n elements of (short, int) sent as a struct type {short at 0, int at 4} and received as
  * MPI_SHORT_INT, rank 0 to rank 1 (or to itself on one process): the same type signature. */
 static int short_int(const char *name, int n) {
@@ -405,6 +450,7 @@ static const struct check checks[] = {
     {"allgatherv-mixed", "3+", "Allgatherv of 16384 ints per process, rank 0 as one element"},
     {"alltoallw-self", "1", "one-process Alltoallw, byte displacements 16 and 32"},
     {"allreduce-lb", "2+", "Allreduce of 65536 ints [N [INTS]], lower bound 16, user sum"},
+    {"ireduce-lb", "3+", "Ireduce of 82 elements [N [INTS]] of 3 ints, lower bound 16, root 1"},
     {"short-int", "1+", "4096 (short, int) as a struct, received as MPI_SHORT_INT (32 KiB)"},
     {"allgatherv-self", "1", "one-process Allgatherv into displacement 5"},
     {"reduce-scatter-gapped", "2, 4", "Reduce_scatter_block, matrix product on gapped elements"},
@@ -427,6 +473,8 @@ int main(int argc, char **argv) {
   else if (strcmp(name, "allgatherv-mixed") == 0) defect = allgatherv_mixed(name, n ? n : 16384);
   else if (strcmp(name, "alltoallw-self") == 0) defect = alltoallw_self(name);
   else if (strcmp(name, "allreduce-lb") == 0) defect = allreduce_lb(name, n ? n : 65536, argc > 3 ? atoi(argv[3]) : 1);
+  else if (strcmp(name, "ireduce-lb") == 0)
+    defect = ireduce_lb(name, n ? n : 82, argc > 3 ? atoi(argv[3]) : 3);
   else if (strcmp(name, "short-int") == 0) defect = short_int(name, n ? n : 4096);
   else if (strcmp(name, "allgatherv-self") == 0) defect = allgatherv_self(name);
   else if (strcmp(name, "reduce-scatter-gapped") == 0) defect = reduce_scatter_gapped(name, n ? n : 64);
