@@ -131,52 +131,17 @@ static void matmul4(void *in, void *inout, int *len, MPI_Datatype *type) {
   }
 }
 
-/* MPI_Allreduce of `count` elements of a type whose `ints` ints lie 16 bytes into a struct
- * (lower bound 16), with a user sum: every int must be the sum over the processes. */
-static int allreduce_lb(const char *name, int count, int ints) {
-  MPI_Datatype data, elem;
-  MPI_Type_contiguous(ints, MPI_INT, &data);
-  int blen = 1;
-  MPI_Aint disp = 16;
-  MPI_Type_create_struct(1, &blen, &disp, &data, &elem);
-  MPI_Type_commit(&elem);
-  MPI_Aint lb;
-  MPI_Type_get_extent(elem, &lb, &g_extent);
-  for (int k = 0; k < 4; ++k) g_at[k] = 16 + 4 * (k % ints);
-  size_t bytes = (size_t)(lb + g_extent * count);
-  char *in = malloc(bytes), *out = malloc(bytes);
-  memset(in, 0x55, bytes);
-  memset(out, 0x55, bytes);
-  for (int e = 0; e < count; ++e)
-    for (int k = 0; k < ints; ++k) *int_at(in, e, k) = rank + e + k;
-  MPI_Op op;
-  MPI_Op_create(sum1, 1, &op);
-  MPI_Allreduce(in, out, count, elem, op, MPI_COMM_WORLD);
-  int defect = 0;
-  char what[200] = "";
-  for (int e = 0; e < count && !defect; ++e)
-    for (int k = 0; k < ints && !defect; ++k) {
-      int want = size * (e + k) + size * (size - 1) / 2, got = *int_at(out, e, k);
-      if (got != want) {
-        defect = 1;
-        snprintf(what, sizeof what, "element %d int %d is %d, want %d", e, k, got, want);
-      }
-    }
-  MPI_Op_free(&op);
-  MPI_Type_free(&data);
-  MPI_Type_free(&elem);
-  free(in), free(out);
-  return report(name, defect, what);
-}
-
-/* MPI_Ireduce of `count` elements of the same type (`ints` ints 16 bytes into a struct, lower
- * bound 16) with a user sum (commutative) to root 1 (0 on one process), a null recvbuf off the
- * root: the root's result must be the sum over the processes. The defect seen here is not in
- * the result: the root's temporary block is written 16 bytes (the lower bound) past its end,
- * which shows as a crash of the root later (here in MPI_Finalize), as an abort under glibc's
- * checking allocator (LD_PRELOAD=libc_malloc_debug.so.0 MALLOC_CHECK_=3, glibc 2.34 or later)
- * or as a heap-buffer-overflow under AddressSanitizer. */
-static int ireduce_lb(const char *name, int count, int ints) {
+/* A reduction of `count` elements of a type whose `ints` ints lie 16 bytes into a struct (lower
+ * bound 16), with a user sum (commutative): every int of the result must be the sum over the
+ * processes.
+ *   allreduce-lb: MPI_Allreduce.
+ *   ireduce-lb:   MPI_Ireduce to root 1 (0 on one process), a null recvbuf off the root. The
+ *                 defect seen there is not in the result: the root's temporary block is written
+ *                 16 bytes (the lower bound) past its end, which shows as a crash of the root
+ *                 later (here in MPI_Finalize), as an abort under glibc's checking allocator
+ *                 (LD_PRELOAD=libc_malloc_debug.so.0 MALLOC_CHECK_=3, glibc 2.34 or later) or
+ *                 as a heap-buffer-overflow under AddressSanitizer. */
+static int reduce_lb(const char *name, int count, int ints, int to_root) {
   MPI_Datatype data, elem;
   MPI_Type_contiguous(ints, MPI_INT, &data);
   int blen = 1, root = size > 1 ? 1 : 0;
@@ -187,16 +152,20 @@ static int ireduce_lb(const char *name, int count, int ints) {
   MPI_Type_get_extent(elem, &lb, &g_extent);
   for (int k = 0; k < 4; ++k) g_at[k] = 16 + 4 * (k % ints);
   size_t bytes = (size_t)(lb + g_extent * count);
-  char *in = malloc(bytes), *out = rank == root ? malloc(bytes) : NULL;
+  char *in = malloc(bytes), *out = !to_root || rank == root ? malloc(bytes) : NULL;
   memset(in, 0x55, bytes);
   if (out) memset(out, 0x55, bytes);
   for (int e = 0; e < count; ++e)
     for (int k = 0; k < ints; ++k) *int_at(in, e, k) = rank + e + k;
   MPI_Op op;
   MPI_Op_create(sum1, 1, &op);
-  MPI_Request req;
-  MPI_Ireduce(in, out, count, elem, op, root, MPI_COMM_WORLD, &req);
-  MPI_Wait(&req, MPI_STATUS_IGNORE);
+  if (to_root) {
+    MPI_Request req;
+    MPI_Ireduce(in, out, count, elem, op, root, MPI_COMM_WORLD, &req);
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+  } else {
+    MPI_Allreduce(in, out, count, elem, op, MPI_COMM_WORLD);
+  }
   int defect = 0;
   char what[200] = "";
   for (int e = 0; out && e < count && !defect; ++e)
@@ -472,9 +441,9 @@ int main(int argc, char **argv) {
     defect = truncated(name, n ? n : 20000, 0, size - 1);
   else if (strcmp(name, "allgatherv-mixed") == 0) defect = allgatherv_mixed(name, n ? n : 16384);
   else if (strcmp(name, "alltoallw-self") == 0) defect = alltoallw_self(name);
-  else if (strcmp(name, "allreduce-lb") == 0) defect = allreduce_lb(name, n ? n : 65536, argc > 3 ? atoi(argv[3]) : 1);
+  else if (strcmp(name, "allreduce-lb") == 0) defect = reduce_lb(name, n ? n : 65536, argc > 3 ? atoi(argv[3]) : 1, 0);
   else if (strcmp(name, "ireduce-lb") == 0)
-    defect = ireduce_lb(name, n ? n : 82, argc > 3 ? atoi(argv[3]) : 3);
+    defect = reduce_lb(name, n ? n : 82, argc > 3 ? atoi(argv[3]) : 3, 1);
   else if (strcmp(name, "short-int") == 0) defect = short_int(name, n ? n : 4096);
   else if (strcmp(name, "allgatherv-self") == 0) defect = allgatherv_self(name);
   else if (strcmp(name, "reduce-scatter-gapped") == 0) defect = reduce_scatter_gapped(name, n ? n : 64);
