@@ -1,6 +1,7 @@
 // How many communicators a process can hold at once: copies of one member set beyond any slot
 // count (RANGECOMM_TAG_BITS=23 leaves 508 slots, so most copies then send without one), and a
-// million single-member ones. Every communicator counted is used.
+// million single-member ones (fewer of both in the sanitized build). Every communicator counted
+// is used.
 //
 // RANGECOMM_CAPACITY_COPIES sets the number of copies (default 100000), RANGECOMM_CAPACITY_SINGLES
 // the number of single-member ones (default 1000000); the sanitized build runs fewer of both.
@@ -30,7 +31,7 @@ int count_from_env(const char* name, int fallback) {
 
 }  // namespace
 
-TEST_CASE("a hundred thousand live copies of the world range, every one used") {
+TEST_CASE("live copies of the world range (100000 by default), every one used") {
   Comm w = world();
   const int n = count_from_env("RANGECOMM_CAPACITY_COPIES", 100000), p = w.size(), me = w.rank();
   std::vector<Comm> copies(static_cast<size_t>(n));
@@ -67,7 +68,7 @@ TEST_CASE("a hundred thousand live copies of the world range, every one used") {
   REQUIRE(mpitest::all_ranks(true));
 }
 
-TEST_CASE("a million live single-member communicators") {
+TEST_CASE("live single-member communicators (a million by default)") {
   Comm w = world();
   const int me = w.rank();
   const int n = count_from_env("RANGECOMM_CAPACITY_SINGLES", 1000000);
