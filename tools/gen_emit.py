@@ -13,7 +13,14 @@ KIND = {
 }
 
 
+# What an error return gives where the function returns no error code.
+NULL_HANDLE = {'MPI_Comm': 'MPI_COMM_NULL', 'MPI_Request': 'MPI_REQUEST_NULL',
+               'MPI_Message': 'MPI_MESSAGE_NULL', 'MPI_Fint': 'static_cast<MPI_Fint>(-1)'}
+
+
 def _fake_test(p):
+    if p.shape == 'array':  # scanned only as far as its length, a parameter
+        return 'rc_any_fake_{}({}, {})'.format(KIND[p.htype][0], p.count, p.name)
     value = '*' + p.name if p.inout else p.name
     test = 'rc_is_fake_{}({})'.format(KIND[p.htype][0], value)
     # an in-out pointer may be null (a user error the real library reports); never read it then
@@ -45,13 +52,14 @@ def _generic_body(f, indent='  '):
 
 def _error_return(f, errcomm, p):
     kind, cls, word = KIND[p.htype]
-    call = ('rc_error({}, {}, "{}: argument \'{}\' is a rangecomm {} (not supported by this '
-            'call)")').format(errcomm, cls, f.name, p.name, word)
+    what = 'holds a rangecomm ' if p.shape == 'array' else 'is a rangecomm '
+    call = ('rc_error({}, {}, "{}: argument \'{}\' {}{} (not supported by this '
+            'call)")').format(errcomm, cls, f.name, p.name, what, word)
     if f.ret == 'int':
         return 'return {};'.format(call)
-    if f.ret != 'MPI_Fint':
-        raise SystemExit('gen_emit: no error value for {} returning {}'.format(f.name, f.ret))
-    return '{{ (void){}; return static_cast<MPI_Fint>(-1); }}'.format(call)
+    # No error code to return: the error handler has been called; the value is MPI's null
+    # for handles, a zero otherwise.
+    return '{{ (void){}; return {}; }}'.format(call, NULL_HANDLE.get(f.ret, '{}'))
 
 
 def _fake_default(f):
@@ -100,6 +108,7 @@ def _wrapper(f):
 
 def _real_header(funcs, includes):
     members = ''.join('  decltype(&::{0}) {0};\n'.format(f.name) for f in funcs)
+    have = ''.join('#define RC_HAVE_{} 1\n'.format(f.name) for f in funcs)
     return (BANNER +
             '// The real MPI functions: rc_real.MPI_X (or RC_REAL(X)) calls PMPI_X of the MPI\n'
             '// library, filled once at start-up (shim/src/startup.cpp).\n'
@@ -110,6 +119,8 @@ def _real_header(funcs, includes):
             '#pragma GCC diagnostic pop\n\n'
             'extern "C" rc_real_table rc_real;\n'
             '#define RC_REAL(name) (rc_real.MPI_##name)\n\n'
+            '// RC_HAVE_MPI_X: mpi.h declares MPI_X (code for calls of newer MPIs tests these).\n'
+            + have + '\n'
             '// Fills rc_real with lookup("PMPI_X") (falling back to "MPI_X"); a function the\n'
             '// library lacks gets a stub that says so and aborts.\n'
             'extern "C" void rc_real_fill(void* (*lookup)(const char* name));\n')
@@ -211,7 +222,13 @@ def _write(outdir, name, text):
         out.write(text)
 
 
-def write_all(funcs, outdir, includes):
+def _review_list(unreviewed):
+    return ('# Wrapped from their C types alone: functions mpi_api.py does not describe and\n'
+            '# tools/mpi_reviewed.txt does not list (gen_wrappers.py).\n' +
+            ''.join('{}: {}\n'.format(f.name, f.summary()) for f in unreviewed))
+
+
+def write_all(funcs, outdir, includes, unreviewed=()):
     every = sorted(funcs.values(), key=lambda f: f.name)
     wrapped = [f for f in every if f.wrapped]
     _write(outdir, 'real_mpi.h', _real_header(every, includes))
@@ -223,3 +240,4 @@ def write_all(funcs, outdir, includes):
     for i in range(WRAPPER_FILES):
         _write(outdir, 'wrappers_{}.cpp'.format(i), _wrapper_source(wrapped[i * size:(i + 1) * size]))
     _write(outdir, 'wrapped.txt', ''.join(f.name + '\n' for f in wrapped))
+    _write(outdir, 'wrapped-by-default.txt', _review_list(unreviewed))

@@ -6,8 +6,13 @@ gets its exact signature; each parameter is classified by its declared type (com
 request, message, status; by value, pointer or array). tools/mpi_api.py adds what types
 cannot tell. See docs/shim-design.md for the contract the generated code implements.
 
-Usage: gen_wrappers.py --cc "cc" --pkg mpich --outdir DIR
-       gen_wrappers.py --cc "cc" --pkg mpich --list   (one wrapped function per line)
+A function that mpi_api.py does not describe is wrapped from its C types alone (fake handles by
+value, in-out and in arrays of a given length are checked; on a fake one a collective gets the
+range's real communicator and anything else MPI's error class for the handle); the build prints
+those not listed in tools/mpi_reviewed.txt, and writes them to wrapped-by-default.txt.
+
+Usage: gen_wrappers.py --cc "cc" --cflags "$(pkg-config --cflags mpich)" --outdir DIR
+       gen_wrappers.py --cc "cc" --cflags "..." --list   (one wrapped function per line)
 """
 
 import argparse
@@ -48,14 +53,19 @@ CXX_KEYWORDS = {'new', 'delete', 'class', 'this', 'template', 'typename', 'opera
                 'private', 'public', 'protected', 'friend', 'virtual', 'namespace', 'using'}
 
 
+CHECKED_TYPES = ('MPI_Comm', 'MPI_Request', 'MPI_Message')  # handles that can be fake
+
+
 class Param:
-    def __init__(self, name, text, htype, shape, const):
+    def __init__(self, name, text, ctype, htype, shape, const):
         self.name = name      # our name for it (the declared one, or aN)
         self.text = text      # its C declaration, e.g. 'const MPI_Status *status'
+        self.ctype = ctype    # the type's name, e.g. 'int', 'MPI_Status'; None for others
         self.htype = htype    # one of HANDLE_TYPES, or None
-        self.shape = shape    # 'value', 'pointer', 'array'
+        self.shape = shape    # 'value', 'pointer', 'array', 'pointer2'
         self.const = const
         self.inout = False    # a pointer whose current value is read
+        self.count = None     # an array of handles: the parameter that gives its length
 
 
 class Function:
@@ -65,8 +75,13 @@ class Function:
         self.params = params
         self.variadic = variadic
         self.ret_htype = ret if ret in HANDLE_TYPES else None
+        last_int = None
         for p in params:
             p.inout = p.shape == 'pointer' and p.htype in mpi_api.inout_types(name)
+            if p.shape == 'array' and p.htype in CHECKED_TYPES:
+                p.count = last_int  # MPI's convention: (int count, MPI_Request array[])
+            if p.shape == 'value' and p.ctype == 'int':
+                last_int = p.name
 
     @property
     def pmpi(self):
@@ -98,10 +113,38 @@ class Function:
         return mpi_api.change_report(self.name)
 
     def checked(self):
-        """Parameters whose handle value is tested for fake: by value, or in-out pointers."""
+        """Parameters whose handle values are tested for fake: by value, in-out pointers, and
+        arrays whose length is a parameter."""
         return [p for p in self.params
-                if p.htype in ('MPI_Comm', 'MPI_Request', 'MPI_Message')
-                and (p.shape == 'value' or p.inout)]
+                if p.htype in CHECKED_TYPES
+                and (p.shape == 'value' or p.inout or (p.shape == 'array' and p.count))]
+
+    def unchecked(self):
+        """Handle parameters whose values the generated code cannot test: arrays of unknown
+        length and pointers to pointers (MPI has neither today)."""
+        return [p for p in self.params
+                if p.htype in CHECKED_TYPES
+                and ((p.shape == 'array' and not p.count) or p.shape == 'pointer2')]
+
+    def summary(self):
+        """What the generated wrapper does, in words (the review list of the build)."""
+        def handle(p):
+            if p.shape == 'array':
+                return '{} {}[{}]'.format(p.htype, p.name, p.count or '?')
+            return '{} {}{}'.format(p.htype, '*' if p.inout else '', p.name)
+        parts = ['returns ' + self.ret]
+        checked = self.checked()
+        if checked:
+            parts.append('fake handles checked: ' + ', '.join(handle(p) for p in checked))
+            parts.append('on a fake one: ' + ('a real communicator for the range'
+                                              if self.collective else 'MPI error class'))
+        unchecked = self.unchecked()
+        if unchecked:
+            parts.append('NOT checked (length unknown): ' +
+                         ', '.join(handle(p) for p in unchecked))
+        if self.blocking:
+            parts.append('progress rule')
+        return '; '.join(parts)
 
     def args(self):
         return ', '.join(p.name for p in self.params)
@@ -111,12 +154,10 @@ class Function:
         return '{} {}({})'.format(self.ret, name, params)
 
 
-def preprocess(cc, pkg):
-    cflags = subprocess.run(['pkg-config', '--cflags', pkg], check=True, capture_output=True,
-                            text=True).stdout.split()
+def preprocess(cc, cflags, includes):
     defines = ['-D' + d for d in mpi_api.MPI_H_DEFINES + GNU_STUBS]
     cmd = shlex.split(cc) + ['-E', '-P', '-xc'] + defines + cflags + ['-']
-    return subprocess.run(cmd, input=MPI_INCLUDES, check=True, capture_output=True,
+    return subprocess.run(cmd, input=includes, check=True, capture_output=True,
                           text=True).stdout
 
 
@@ -156,14 +197,12 @@ def _param(index, node):
         name += '_'
     tname, shape, const = _shape(node.type)
     htype = tname if tname in HANDLE_TYPES else None
-    if htype and shape == 'pointer2':
-        raise SystemExit('gen_wrappers: pointer to pointer of {}: classify it'.format(htype))
-    return Param(name, _rename(node, name), htype, shape, const)
+    return Param(name, _rename(node, name), tname, htype, shape, const)
 
 
-def load_api(cc, pkg):
+def load_api(cc, cflags, includes=MPI_INCLUDES):
     """Every MPI_/MPIX_ function mpi.h declares, by name."""
-    ast = c_parser.CParser().parse(preprocess(cc, pkg), 'mpi.h')
+    ast = c_parser.CParser().parse(preprocess(cc, cflags, includes), 'mpi.h')
     funcs = {}
     for ext in ast.ext:
         if not (isinstance(ext, c_ast.Decl) and isinstance(ext.type, c_ast.FuncDecl)):
@@ -181,36 +220,46 @@ def load_api(cc, pkg):
     return funcs
 
 
-def check_classified(funcs):
-    """Fails on shapes the generated code cannot handle without a hand-written hook."""
-    for f in funcs.values():
-        if not f.wrapped or f.handwritten:
-            continue
-        for p in f.params:
-            if p.htype in ('MPI_Comm', 'MPI_Request', 'MPI_Message') and p.shape == 'array':
-                raise SystemExit('gen_wrappers: {} takes an array of {}: mark it handwritten in '
-                                 'tools/mpi_api.py'.format(f.name, p.htype))
-        if f.ret not in ('int',):
-            raise SystemExit('gen_wrappers: {} returns {}: mark it handwritten'.format(
-                f.name, f.ret))
+def reviewed_names(path):
+    """The functions whose wrappers have been reviewed (one name per line, # comments)."""
+    with open(path) as f:
+        return {line.split('#')[0].strip() for line in f} - {''}
+
+
+def by_default(funcs, reviewed):
+    """Wrapped functions that mpi_api.py does not describe and no one has reviewed, or whose
+    handles the generated code cannot all check: wrapped from their C types alone."""
+    return [f for f in sorted(funcs.values(), key=lambda f: f.name)
+            if f.wrapped and not f.handwritten and (f.name not in reviewed or f.unchecked())]
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument('--cc', required=True, help='C compiler command (for the preprocessor)')
-    ap.add_argument('--pkg', required=True, help='pkg-config name of the MPI C library')
+    ap.add_argument('--cflags', default='', help="the MPI library's compile flags")
+    ap.add_argument('--include', action='append', default=[],
+                    help='a header to parse after mpi.h (repeatable)')
     ap.add_argument('--outdir', help='where to write the generated files')
     ap.add_argument('--list', action='store_true', help='print the wrapped functions')
+    ap.add_argument('--reviewed', default=os.path.join(os.path.dirname(__file__),
+                                                        'mpi_reviewed.txt'),
+                    help='functions whose wrappers have been reviewed')
     opts = ap.parse_args()
-    funcs = load_api(opts.cc, opts.pkg)
-    check_classified(funcs)
+    includes = MPI_INCLUDES + ''.join('#include "{}"\n'.format(h) for h in opts.include)
+    funcs = load_api(opts.cc, shlex.split(opts.cflags), includes)
     if opts.list:
         for f in sorted(funcs.values(), key=lambda f: f.name):
             if f.wrapped:
                 flags = [k for k in ('blocking', 'handwritten', 'collective') if getattr(f, k)]
                 print(f.name, ' '.join(flags))
         return
-    gen_emit.write_all(funcs, opts.outdir, MPI_INCLUDES)
+    unreviewed = by_default(funcs, reviewed_names(opts.reviewed))
+    gen_emit.write_all(funcs, opts.outdir, includes, unreviewed)
+    if unreviewed:
+        print('gen_wrappers: {} function(s) of this MPI wrapped from their C types alone; '
+              'review them and add them to tools/mpi_reviewed.txt:'.format(len(unreviewed)))
+        for f in unreviewed:
+            print('  {}: {}'.format(f.name, f.summary()))
 
 
 if __name__ == '__main__':

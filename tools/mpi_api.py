@@ -26,6 +26,7 @@ _COLLECTIVE_OTHER = {
     'Win_create', 'Win_allocate', 'Win_allocate_shared', 'Win_create_dynamic', 'File_open',
     'Comm_accept', 'Comm_connect', 'Comm_spawn', 'Comm_spawn_multiple',
     'Comm_agree', 'Comm_shrink',  # MPIX_ fault tolerance (MPICH)
+    'Stream_comm_create', 'Stream_comm_create_multiplex', 'Threadcomm_init',  # MPIX_ (MPICH)
 }
 
 # Calls that may wait for other processes, or that programs poll in a loop: while one of these
@@ -34,7 +35,11 @@ _BLOCKING_OTHER = {
     'Send', 'Bsend', 'Ssend', 'Rsend', 'Recv', 'Sendrecv', 'Sendrecv_replace', 'Probe',
     'Mprobe', 'Mrecv', 'Iprobe', 'Improbe',
     'Wait', 'Waitall', 'Waitany', 'Waitsome', 'Test', 'Testall', 'Testany', 'Testsome',
-    'Request_get_status',
+    'Request_get_status', 'Request_get_status_all', 'Request_get_status_any',
+    'Request_get_status_some',
+    # buffered sends: flushing and detaching wait until the buffered messages are out
+    'Buffer_detach', 'Buffer_flush', 'Comm_detach_buffer', 'Comm_flush_buffer',
+    'Session_detach_buffer', 'Session_flush_buffer',
     'Comm_create_group', 'Comm_create_from_group', 'Intercomm_create_from_groups',
     'Comm_join', 'Comm_disconnect', 'Finalize',
     'Comm_revoke', 'Comm_failure_ack',
@@ -67,7 +72,8 @@ _EXTRA_WRAPPED = {
 # convert communicators.
 _HANDWRITTEN = {
     'Wait', 'Test', 'Waitall', 'Waitany', 'Waitsome', 'Testall', 'Testany', 'Testsome',
-    'Startall', 'Request_get_status', 'Request_free', 'Cancel',
+    'Startall', 'Request_get_status', 'Request_get_status_all', 'Request_get_status_any',
+    'Request_get_status_some', 'Request_free', 'Cancel',
     'Get_count', 'Get_elements', 'Get_elements_x', 'Test_cancelled', 'Status_set_elements',
     'Status_set_elements_x', 'Status_set_cancelled',
     'Comm_dup', 'Comm_dup_with_info', 'Comm_idup', 'Comm_idup_with_info', 'Comm_split',

@@ -96,3 +96,21 @@ static inline uint32_t rc_fake_message_index(MPI_Message h) {
 #else
 #error "fake_handles.h knows the handle layouts of MPICH and Open MPI only"
 #endif
+
+// Whether any of the first n handles of an array is fake (n < 0: none is looked at; MPI
+// reports the count).
+static inline bool rc_any_fake_comm(int n, const MPI_Comm* a) {
+  for (int i = 0; i < n; ++i)
+    if (rc_is_fake_comm(a[i])) return true;
+  return false;
+}
+static inline bool rc_any_fake_request(int n, const MPI_Request* a) {
+  for (int i = 0; i < n; ++i)
+    if (rc_is_fake_request(a[i])) return true;
+  return false;
+}
+static inline bool rc_any_fake_message(int n, const MPI_Message* a) {
+  for (int i = 0; i < n; ++i)
+    if (rc_is_fake_message(a[i])) return true;
+  return false;
+}

@@ -49,6 +49,11 @@ struct FakeComm {
   MPI_Info info = MPI_INFO_NULL;
   bool info_shared = false;
   MPI_Comm real = MPI_COMM_NULL;  // the fallback real communicator, made on first need
+  // MPI_Comm_attach_buffer's buffer, given back by MPI_Comm_detach_buffer (buffered sends
+  // copy their data elsewhere: mpi41_buffers.cpp).
+  void* buffer = nullptr;
+  MPI_Count buffer_size = 0;
+  bool buffer_attached = false;
 };
 
 // A request on a range (or a request this half completes itself).

@@ -51,12 +51,6 @@ struct Mixed {
   bool fake_active(int i) const { return fake[i] != nullptr && !inactive(*fake[i]); }
 };
 
-bool has_fake(int count, const MPI_Request requests[]) {
-  for (int i = 0; i < count; ++i)
-    if (rc_is_fake_request(requests[i])) return true;
-  return false;
-}
-
 // Reports every fake request of m (all complete) into requests/statuses; returns the comm of
 // the first that failed, or MPI_COMM_NULL.
 bool report_all_fake(Mixed& m, MPI_Request requests[], MPI_Status statuses[], bool failed,
@@ -98,7 +92,8 @@ int complete_all(Mixed& m, MPI_Request requests[], MPI_Status statuses[], int re
 }  // namespace
 
 extern "C" int rc_hand_MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
-  if (!has_fake(count, requests) && (!rangecomm::Progress_needed() || progress_rule_disabled()))
+  if (!rc_any_fake_request(count, requests) &&
+      (!rangecomm::Progress_needed() || progress_rule_disabled()))
     return MPI_Waitall(count, requests, statuses);
   Locked locked;  // from here on the library's state is read
   Mixed m;
@@ -130,7 +125,7 @@ extern "C" int rc_hand_MPI_Waitall(int count, MPI_Request requests[], MPI_Status
 // real requests are only looked at (MPI_Request_get_status) until all are done.
 extern "C" int rc_hand_MPI_Testall(int count, MPI_Request requests[], int* flag,
                                    MPI_Status statuses[]) {
-  if (!has_fake(count, requests)) {
+  if (!rc_any_fake_request(count, requests)) {
     if (rangecomm::Progress_needed()) progress_locked();
     return MPI_Testall(count, requests, flag, statuses);
   }
@@ -182,7 +177,8 @@ int any_pass(Mixed& m, MPI_Request requests[], int* index, MPI_Status* status, b
 
 extern "C" int rc_hand_MPI_Waitany(int count, MPI_Request requests[], int* index,
                                    MPI_Status* status) {
-  if (!has_fake(count, requests) && (!rangecomm::Progress_needed() || progress_rule_disabled()))
+  if (!rc_any_fake_request(count, requests) &&
+      (!rangecomm::Progress_needed() || progress_rule_disabled()))
     return MPI_Waitany(count, requests, index, status);
   Locked locked;  // from here on the library's state is read
   Mixed m;
@@ -217,7 +213,7 @@ extern "C" int rc_hand_MPI_Waitany(int count, MPI_Request requests[], int* index
 
 extern "C" int rc_hand_MPI_Testany(int count, MPI_Request requests[], int* index, int* flag,
                                    MPI_Status* status) {
-  if (!has_fake(count, requests)) {
+  if (!rc_any_fake_request(count, requests)) {
     if (rangecomm::Progress_needed()) progress_locked();
     return MPI_Testany(count, requests, index, flag, status);
   }
@@ -280,7 +276,8 @@ int some_pass(Mixed& m, MPI_Request requests[], int* outcount, int indices[],
 
 extern "C" int rc_hand_MPI_Waitsome(int incount, MPI_Request requests[], int* outcount,
                                     int indices[], MPI_Status statuses[]) {
-  if (!has_fake(incount, requests) && (!rangecomm::Progress_needed() || progress_rule_disabled()))
+  if (!rc_any_fake_request(incount, requests) &&
+      (!rangecomm::Progress_needed() || progress_rule_disabled()))
     return MPI_Waitsome(incount, requests, outcount, indices, statuses);
   Locked locked;  // from here on the library's state is read
   Mixed m;
@@ -296,7 +293,7 @@ extern "C" int rc_hand_MPI_Waitsome(int incount, MPI_Request requests[], int* ou
 
 extern "C" int rc_hand_MPI_Testsome(int incount, MPI_Request requests[], int* outcount,
                                     int indices[], MPI_Status statuses[]) {
-  if (!has_fake(incount, requests)) {
+  if (!rc_any_fake_request(incount, requests)) {
     if (rangecomm::Progress_needed()) progress_locked();
     return MPI_Testsome(incount, requests, outcount, indices, statuses);
   }
@@ -305,3 +302,121 @@ extern "C" int rc_hand_MPI_Testsome(int incount, MPI_Request requests[], int* ou
   if (int rc = m.gather(incount, requests, "MPI_Testsome")) return rc;
   return some_pass(m, requests, outcount, indices, statuses);
 }
+
+#ifdef RC_HAVE_MPI_Request_get_status_all
+// MPI 4.1's Request_get_status_all/any/some: Testall/Testany/Testsome that free nothing and make
+// nothing inactive. A mixed array's real requests go to MPI together as one smaller array; the
+// fake ones are looked at (poll keeps their results cached) one by one.
+
+namespace {
+
+// A completed (or inactive) fake request's status, as MPI_Request_get_status gives it.
+void fake_status(MPI_Request h, MPI_Status* status) {
+  int done = 0;
+  rc_fake_MPI_Request_get_status(h, &done, status);
+}
+
+}  // namespace
+
+extern "C" int rc_hand_MPI_Request_get_status_all(int count, MPI_Request requests[], int* flag,
+                                                  MPI_Status statuses[]) {
+  if (!rc_any_fake_request(count, requests)) {
+    if (rangecomm::Progress_needed()) progress_locked();
+    return MPI_Request_get_status_all(count, requests, flag, statuses);
+  }
+  Locked locked;  // from here on the library's state is read
+  Mixed m;
+  if (int rc = m.gather(count, requests, "MPI_Request_get_status_all")) return rc;
+  *flag = 0;
+  for (int i = 0; i < count; ++i)
+    if (m.fake_active(i) && !poll(*m.fake[i])) return MPI_SUCCESS;
+  int real_flag = 1, rc = MPI_SUCCESS;
+  if (m.nreal() > 0)
+    rc = MPI_Request_get_status_all(m.nreal(), m.real.data(), &real_flag, m.real_status.data());
+  if ((rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) || !real_flag) return rc;
+  *flag = 1;
+  if (statuses != MPI_STATUSES_IGNORE) {
+    m.scatter_real(requests, statuses, true);
+    for (int i = 0; i < count; ++i)
+      if (m.fake[i]) fake_status(requests[i], &statuses[i]);
+  }
+  return rc;
+}
+
+extern "C" int rc_hand_MPI_Request_get_status_any(int count, MPI_Request requests[], int* index,
+                                                  int* flag, MPI_Status* status) {
+  if (!rc_any_fake_request(count, requests)) {
+    if (rangecomm::Progress_needed()) progress_locked();
+    return MPI_Request_get_status_any(count, requests, index, flag, status);
+  }
+  Locked locked;  // from here on the library's state is read
+  Mixed m;
+  if (int rc = m.gather(count, requests, "MPI_Request_get_status_any")) return rc;
+  *index = MPI_UNDEFINED;
+  *flag = 0;
+  bool active = false;
+  for (int i = 0; i < count; ++i) {
+    if (!m.fake_active(i)) continue;
+    active = true;
+    if (!poll(*m.fake[i])) continue;
+    *index = i;
+    *flag = 1;
+    if (status != MPI_STATUS_IGNORE) fake_status(requests[i], status);
+    return MPI_SUCCESS;
+  }
+  if (m.nreal() > 0) {
+    int k = MPI_UNDEFINED, real_flag = 0;
+    int rc = MPI_Request_get_status_any(m.nreal(), m.real.data(), &k, &real_flag, status);
+    if (rc != MPI_SUCCESS) return rc;
+    if (real_flag && k != MPI_UNDEFINED) {
+      *index = m.real_index[k];
+      *flag = 1;
+      return MPI_SUCCESS;
+    }
+    active |= !real_flag;  // flag with MPI_UNDEFINED: none of them is active
+  }
+  if (!active) {  // nothing active at all: flag, MPI_UNDEFINED and an empty status
+    *flag = 1;
+    if (status != MPI_STATUS_IGNORE) set_empty_status(status);
+  }
+  return MPI_SUCCESS;
+}
+
+extern "C" int rc_hand_MPI_Request_get_status_some(int incount, MPI_Request requests[],
+                                                   int* outcount, int indices[],
+                                                   MPI_Status statuses[]) {
+  if (!rc_any_fake_request(incount, requests)) {
+    if (rangecomm::Progress_needed()) progress_locked();
+    return MPI_Request_get_status_some(incount, requests, outcount, indices, statuses);
+  }
+  Locked locked;  // from here on the library's state is read
+  Mixed m;
+  if (int rc = m.gather(incount, requests, "MPI_Request_get_status_some")) return rc;
+  bool active = false;
+  int out = 0;
+  for (int i = 0; i < incount; ++i) {
+    if (!m.fake_active(i)) continue;
+    active = true;
+    if (!poll(*m.fake[i])) continue;
+    if (statuses != MPI_STATUSES_IGNORE) fake_status(requests[i], &statuses[out]);
+    indices[out++] = i;
+  }
+  int rc = MPI_SUCCESS;
+  if (m.nreal() > 0) {
+    int k = MPI_UNDEFINED;
+    std::vector<int> real_indices(m.real.size());
+    rc = MPI_Request_get_status_some(m.nreal(), m.real.data(), &k, real_indices.data(),
+                                     m.real_status.data());
+    if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) return rc;
+    if (k != MPI_UNDEFINED) {
+      active = true;
+      for (int j = 0; j < k; ++j) {
+        if (statuses != MPI_STATUSES_IGNORE) statuses[out] = m.real_status[j];
+        indices[out++] = m.real_index[real_indices[j]];
+      }
+    }
+  }
+  *outcount = active ? out : MPI_UNDEFINED;
+  return rc;
+}
+#endif  // RC_HAVE_MPI_Request_get_status_all

@@ -3,8 +3,8 @@
 // Every rank runs every test case. After each case the ranks agree on whether it failed
 // anywhere: if so it counts as failed on every rank, and the failure text of ranks 1..p-1 is
 // forwarded to rank 0, which alone prints. Every rank exits nonzero if any rank failed.
-#define CATCH_CONFIG_RUNNER
-#include <catch2/catch.hpp>
+#define MPITEST_CATCH_IMPLEMENTATION
+#include "catch.hpp"
 #include <mpi.h>
 
 #include <unistd.h>
@@ -67,20 +67,20 @@ std::string prefixed(const std::string& text, int from) {
   return out;
 }
 
-class MpiListener : public Catch::TestEventListenerBase {
+class MpiListener : public mpitest::ListenerBase {
  public:
-  using TestEventListenerBase::TestEventListenerBase;
+  using mpitest::ListenerBase::ListenerBase;
 
   // Catch reports a crash or a kill (SIGSEGV, SIGTERM from a timeout, ...) from inside its
   // signal handler, and then the process dies: no collectives then, each rank speaks for itself.
-  bool assertionEnded(const Catch::AssertionStats& stats) override {
+  mpitest::AssertionEndedResult assertionEnded(const Catch::AssertionStats& stats) override {
     if (stats.assertionResult.getResultType() == Catch::ResultWas::FatalErrorCondition)
       dying = true;
-    return true;
+    return mpitest::AssertionEndedResult(true);  // (void)true on Catch2 3
   }
 
   void testCaseStarting(const Catch::TestCaseInfo& info) override {
-    TestEventListenerBase::testCaseStarting(info);
+    mpitest::ListenerBase::testCaseStarting(info);
     in_test_case = 1;
   }
 
@@ -99,7 +99,7 @@ class MpiListener : public Catch::TestEventListenerBase {
     ++failed_cases;
     if (!local && stats.totals.testCases.passed > 0) ++failed_elsewhere;
     const auto texts = gather_strings(mine);
-    std::ostream& out = report_is_console ? stream : std::cerr;
+    std::ostream& out = report_is_console ? std::cout : std::cerr;
     for (std::size_t k = 1; k < texts.size(); ++k)
       if (!texts[k].empty()) out << prefixed(texts[k], static_cast<int>(k));
     out.flush();
@@ -127,12 +127,9 @@ int run_catch(int argc, char* argv[]) {
   int rc = session.applyCommandLine(argc, argv);
   if (rc == 0) {
     Catch::ConfigData& cfg = session.configData();
-    if (!root) {  // plain console text is what gets forwarded, whatever rank 0 reports in
-      cfg.reporterName = "console";
-      cfg.outputFilename.clear();
-      cfg.useColour = Catch::UseColour::No;
-    }
-    report_is_console = cfg.reporterName == "console";
+    // plain console text is what gets forwarded, whatever rank 0 reports in
+    if (!root) mpitest::report_plain_console(cfg);
+    report_is_console = mpitest::reports_console(cfg);
     rc = session.run();
   }
   std::cout.rdbuf(saved);

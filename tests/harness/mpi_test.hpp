@@ -9,7 +9,7 @@
 // agree first: REQUIRE(mpitest::all_ranks(ok)).
 #pragma once
 
-#include <catch2/catch.hpp>
+#include "catch.hpp"
 #include <mpi.h>
 
 namespace mpitest {

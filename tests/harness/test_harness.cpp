@@ -1,7 +1,7 @@
 // Self-test of the MPI test harness: the basics every other test relies on.
 #include "mpi_test.hpp"
 
-#include <catch2/catch.hpp>
+#include "catch.hpp"
 
 TEST_CASE("allreduce of the ranks sums to p(p-1)/2", "[harness]") {
   const int rank = mpitest::world_rank(), p = mpitest::world_size();

@@ -9,12 +9,13 @@ librangecomm.so must import no MPI function at all: every call it makes to MPI g
 the table filled at start-up, so nothing inside it can re-enter its own wrappers. And every
 rc_fake_/rc_hand_/rc_blocking_ hook it defines must be one that a wrapper calls.
 
-Usage: check_coverage.py --cc CC --pkg PKG --shim path/to/librangecomm.so
+Usage: check_coverage.py --cc CC --cflags MPI_CFLAGS --shim path/to/librangecomm.so
 """
 
 import argparse
 import os
 import re
+import shlex
 import subprocess
 import sys
 
@@ -78,11 +79,11 @@ def orphan_hooks(shim, funcs):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--cc', required=True)
-    ap.add_argument('--pkg', required=True)
+    ap.add_argument('--cflags', required=True)
     ap.add_argument('--shim', required=True)
     opts = ap.parse_args()
 
-    funcs = gen_wrappers.load_api(opts.cc, opts.pkg)
+    funcs = gen_wrappers.load_api(opts.cc, shlex.split(opts.cflags))
     real = real_library(opts.shim)
     exported = {name for name, kind in dynamic_symbols(real).items()
                 if kind in FUNCTION_TYPES and re.match(r'MPIX?_', name)}
