@@ -1,9 +1,25 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds the MPICH and Open MPI variants and runs every test in both.
-# The last line is always "N passed, N failed" summed over both builds (a build that fails counts
+# Installs what is missing, builds the MPICH and Open MPI variants and runs every test in both,
+# on this machine's MPI generation (Debian 12: MPICH 4.0, Open MPI 4.1) and on Debian 13's
+# (MPICH 4.2, Open MPI 5.0) in a Debian 13 root that tools/debian13.sh makes and caches.
+# The last line is always "N passed, N failed" summed over every build (a build that fails counts
 # as one failed test); the exit status is nonzero if anything failed.
+#
+#   tools/run-tests.sh                 everything
+#   tools/run-tests.sh --no-debian13   this machine's generation only
+#   tools/run-tests.sh --debian13-only the Debian 13 stages only (from this machine)
+#   tools/run-tests.sh --inside-debian13   (what the Debian 13 stage runs inside the root)
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+stages=all
+case ${1:-} in
+  --no-debian13) stages=here ;;
+  --debian13-only) stages=debian13 ;;
+  --inside-debian13) stages=inside ;;
+  '') ;;
+  *) echo "run-tests: unknown option $1 (see the head of tools/run-tests.sh)" >&2; exit 2 ;;
+esac
 
 passed=0
 failed=0
@@ -93,6 +109,39 @@ build_and_test() {
   echo "== $dir: tested in $((SECONDS - start)) s"
 }
 
+# Debian 13's generation, inside its root: both MPIs' builds and tests, optimised, at the rank
+# counts that cover odd counts, janus and size-1 ranges (the larger counts and the sanitizers
+# run on Debian 12's generation, below).
+if [[ $stages == inside ]]; then
+  build_and_test build-d13-mpich mpich -Dbenchmarks=false -Dtest_rank_counts=1,2,3
+  build_and_test build-d13-openmpi openmpi -Dbenchmarks=false -Dtest_rank_counts=1,2,3,5
+  finish
+fi
+
+# Runs the Debian 13 stages in the root and adds up their summary line.
+debian13_stages() {
+  echo "== Debian 13 (MPICH 4.2, Open MPI 5.0): tools/debian13.sh"
+  local log start=$SECONDS status p f
+  log=$(mktemp)
+  tools/debian13.sh run tools/run-tests.sh --inside-debian13 | tee "$log"
+  status=${PIPESTATUS[0]}
+  if read -r p _ f _ < <(tail -n 1 "$log") && [[ $p =~ ^[0-9]+$ && $f =~ ^[0-9]+$ ]]; then
+    (( status != 0 && f == 0 )) && f=1
+    passed=$((passed + p))
+    failed=$((failed + f))
+  else
+    echo "run-tests: the Debian 13 stages ended without their summary line"
+    failed=$((failed + 1))
+  fi
+  rm -f "$log"
+  echo "== Debian 13: $((SECONDS - start)) s"
+}
+
+if [[ $stages == debian13 ]]; then
+  debian13_stages
+  finish
+fi
+
 for mpi in mpich openmpi; do
   build_and_test "build-$mpi" "$mpi"
 done
@@ -127,4 +176,5 @@ for suite in "${asan_suites[@]}"; do asan_test_options+=(--suite "$suite"); done
 build_and_test build-asan openmpi -Db_sanitize=address,undefined -Db_lundef=false \
   -Dbuildtype=debug -Dbenchmarks=false -Dtest_rank_counts=1,2,3 -- "${asan_test_options[@]}"
 
+[[ $stages == all ]] && debian13_stages
 finish
