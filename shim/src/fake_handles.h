@@ -53,7 +53,7 @@ static inline uint32_t rc_fake_comm_index(MPI_Comm h) { return rc_fake_index_in(
 static inline uint32_t rc_fake_request_index(MPI_Request h) { return rc_fake_index_in(h, 1); }
 static inline uint32_t rc_fake_message_index(MPI_Message h) { return rc_fake_index_in(h, 2); }
 
-#elif defined(MPICH_VERSION)
+#elif defined(MPICH_VERSION) || defined(I_MPI_VERSION) || defined(MVAPICH2_VERSION)
 
 // MPICH handles are ints: bits 31-30 handle kind (0 = invalid), 29-26 object kind, 25-0 index.
 // MPICH never makes an invalid-kind handle with a non-zero index. Messages are of the request
