@@ -118,22 +118,31 @@ if [[ $stages == inside ]]; then
   finish
 fi
 
-# Runs the Debian 13 stages in the root and adds up their summary line.
-debian13_stages() {
-  echo "== Debian 13 (MPICH 4.2, Open MPI 5.0): tools/debian13.sh"
-  local log start=$SECONDS status p f
+# Runs a command that ends with its own "N passed, N failed" line, shows its output, and adds
+# that line to the totals (a nonzero exit with no failure counted, or no such line, is one
+# failure). $1 names it in messages; the command follows.
+run_counted() {
+  local what=$1 log status p f
+  shift
   log=$(mktemp)
-  tools/debian13.sh run tools/run-tests.sh --inside-debian13 | tee "$log"
+  "$@" | tee "$log"
   status=${PIPESTATUS[0]}
   if read -r p _ f _ < <(tail -n 1 "$log") && [[ $p =~ ^[0-9]+$ && $f =~ ^[0-9]+$ ]]; then
     (( status != 0 && f == 0 )) && f=1
     passed=$((passed + p))
     failed=$((failed + f))
   else
-    echo "run-tests: the Debian 13 stages ended without their summary line"
+    echo "run-tests: $what ended without its summary line"
     failed=$((failed + 1))
   fi
   rm -f "$log"
+}
+
+# Runs the Debian 13 stages in the root and adds up their summary line.
+debian13_stages() {
+  echo "== Debian 13 (MPICH 4.2, Open MPI 5.0): tools/debian13.sh"
+  local start=$SECONDS
+  run_counted "the Debian 13 stages" tools/debian13.sh run tools/run-tests.sh --inside-debian13
   echo "== Debian 13: $((SECONDS - start)) s"
 }
 
@@ -149,19 +158,8 @@ done
 # MPICH's own test suite on both builds' librangecomm.so, natively and in every mode: the CI
 # subset, about 4 minutes (docs/mpich-suite.md; --full for all of it).
 echo "== MPICH's test suite (tools/mpich-testsuite.sh)"
-suite_log=$(mktemp)
 suite_start=$SECONDS
-tools/mpich-testsuite.sh | tee "$suite_log"
-suite_status=${PIPESTATUS[0]}
-if read -r p _ f _ < <(tail -n 1 "$suite_log") && [[ $p =~ ^[0-9]+$ && $f =~ ^[0-9]+$ ]]; then
-  (( suite_status != 0 && f == 0 )) && f=1
-  passed=$((passed + p))
-  failed=$((failed + f))
-else
-  echo "run-tests: tools/mpich-testsuite.sh ended without its summary line"
-  failed=$((failed + 1))
-fi
-rm -f "$suite_log"
+run_counted tools/mpich-testsuite.sh tools/mpich-testsuite.sh
 echo "== MPICH's test suite: $((SECONDS - suite_start)) s"
 
 # The sanitized build: AddressSanitizer with LeakSanitizer, and UndefinedBehaviorSanitizer, on
