@@ -36,7 +36,7 @@ _BLOCKING_OTHER = {
     'Mprobe', 'Mrecv', 'Iprobe', 'Improbe',
     'Wait', 'Waitall', 'Waitany', 'Waitsome', 'Test', 'Testall', 'Testany', 'Testsome',
     'Request_get_status', 'Request_get_status_all', 'Request_get_status_any',
-    'Request_get_status_some',
+    'Request_get_status_some', 'Parrived',
     # buffered sends: flushing and detaching wait until the buffered messages are out
     'Buffer_detach', 'Buffer_flush', 'Comm_detach_buffer', 'Comm_flush_buffer',
     'Session_detach_buffer', 'Session_flush_buffer',

@@ -1,7 +1,7 @@
 // MPI-4's large-count (_c) point-to-point calls on ranges (MPICH 4): counts that fit an int go
 // to the int calls, larger ones are an MPI_ERR_COUNT error (core counts in int). Without these,
 // the generated default would make a real communicator, a collective step no point-to-point
-// call may take. Partitioned communication is not available on ranges: a clear error.
+// call may take. (Partitioned communication, also MPI-4: partitioned.cpp.)
 #include <climits>
 
 #include "objects.h"
@@ -185,20 +185,6 @@ extern "C" int rc_fake_MPI_Unpack_c(const void* inbuf, MPI_Count insize, MPI_Cou
 extern "C" int rc_fake_MPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm,
                                        MPI_Count* size) {
   return result(comm, MPI_Pack_size_c(incount, datatype, MPI_COMM_WORLD, size));
-}
-
-extern "C" int rc_fake_MPI_Psend_init(const void*, int, MPI_Count, MPI_Datatype, int, int,
-                                      MPI_Comm comm, MPI_Info, MPI_Request*) {
-  return raise_error(comm, MPI_ERR_UNSUPPORTED_OPERATION,
-                     "MPI_Psend_init: partitioned communication is not available on range "
-                     "communicators");
-}
-
-extern "C" int rc_fake_MPI_Precv_init(void*, int, MPI_Count, MPI_Datatype, int, int, MPI_Comm comm,
-                                      MPI_Info, MPI_Request*) {
-  return raise_error(comm, MPI_ERR_UNSUPPORTED_OPERATION,
-                     "MPI_Precv_init: partitioned communication is not available on range "
-                     "communicators");
 }
 
 #endif  // MPI_VERSION >= 4

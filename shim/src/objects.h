@@ -56,6 +56,8 @@ struct FakeComm {
   bool buffer_attached = false;
 };
 
+struct Partitioned;  // a partitioned request's own state (partitioned.cpp)
+
 // A request on a range (or a request this half completes itself).
 struct FakeRequest {
   rangecomm::Request inner;       // the operation in core; null when inactive
@@ -69,6 +71,8 @@ struct FakeRequest {
   // Runs once when the operation completes successfully (MPI_Comm_idup makes the range here).
   std::function<int()> on_complete;
   std::shared_ptr<void> keep;  // memory that must live until completion
+  // MPI_Psend_init/MPI_Precv_init: the partitions and the hidden channel; null otherwise.
+  std::shared_ptr<Partitioned> partitioned;
 };
 
 struct FakeMessage {
@@ -322,6 +326,14 @@ int report(MPI_Request* h, FakeRequest& r, MPI_Status* status, bool set_error_fi
 inline bool inactive(const FakeRequest& r) { return r.start && !r.active; }
 // MPI's empty status.
 void set_empty_status(MPI_Status* st);
+
+// --- Partitioned requests (partitioned.cpp) ---
+
+// Whether r (r.partitioned set) is a started partitioned send whose partitions are not all
+// ready yet: its message is not sent, so completion calls see it incomplete.
+bool partitioned_held(const FakeRequest& r);
+// A finished partitioned receive's status, from its hidden channel's ranks to the program's.
+void partitioned_status(FakeRequest& r);
 
 // Waits for a real request while advancing range operations (the progress rule).
 int wait_real(MPI_Request* request, MPI_Status* status);

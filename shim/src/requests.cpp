@@ -28,6 +28,7 @@ namespace {
 // Records the outcome of r's operation; runs its completion step once.
 void finish(FakeRequest& r, int rc, const MPI_Status& st) {
   r.status = st;
+  if (r.partitioned) partitioned_status(r);
   if (rc == MPI_SUCCESS && r.on_complete) rc = r.on_complete();
   r.on_complete = nullptr;
   r.rc = rc;
@@ -43,6 +44,10 @@ std::list<FakeRequest>& detached() {
 
 bool poll(FakeRequest& r) {
   if (r.done) return true;
+  if (r.partitioned && partitioned_held(r)) {  // nothing sent yet: keep the rest moving
+    rangecomm::Progress();
+    return false;
+  }
   int flag = 0;
   MPI_Status st;
   int rc = rangecomm::Test(&r.inner, &flag, &st);
@@ -52,6 +57,13 @@ bool poll(FakeRequest& r) {
 }
 
 void wait(FakeRequest& r) {
+  if (r.partitioned) {  // a partitioned send waits for its last MPI_Pready (from another thread)
+    Backoff backoff;
+    while (!r.done && partitioned_held(r)) {
+      rangecomm::Progress();
+      backoff.pause();
+    }
+  }
   if (r.done) return;
   MPI_Status st;
   int rc = rangecomm::Wait(&r.inner, &st);
