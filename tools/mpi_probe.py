@@ -8,6 +8,8 @@ Prints `key=value` lines for meson.build:
   compile=...            the wrapper's compile flags (shell words)
   link=...               the wrapper's link flags (shell words)
   mpiexec=PATH           the launcher beside mpicc (or on PATH)
+  mpicc=PATH             the wrapper itself, and its C++ sibling (mpicxx=PATH, empty when
+                         there is none beside it): recorded for CMake users of the install
   launcher=openmpi|hydra|other   what `mpiexec --version` says it is
 
 Usage: mpi_probe.py [--mpicc MPICC]
@@ -136,6 +138,9 @@ def main():
     print('compile=' + ' '.join(shlex.quote(w) for w in compile_))
     print('link=' + ' '.join(shlex.quote(w) for w in link))
     print('mpiexec=' + mpiexec)
+    print('mpicc=' + mpicc)
+    siblings = [os.path.join(d, n + suffix) for d in dirs for n in ('mpicxx', 'mpic++', 'mpiCC')]
+    print('mpicxx=' + next((c for c in siblings if os.access(c, os.X_OK)), ''))
     print('launcher=' + launcher)
 
 

@@ -6,10 +6,13 @@ with the MPI's mpicc/mpicxx (and mpif90, when given) and `pkg-config rangecomm` 
 `rangecomm-cxx` (PKG_CONFIG_PATH and prefix pointed at the temporary install), runs them under
 mpiexec at 2 and 3 ranks, and compares their output with values computed here (expected.py).
 Then runs examples through the installed rangecomm-run launcher and checks that the library and
-RANGECOMM_MODE reach every rank.
+RANGECOMM_MODE reach every rank. With --cmake, builds the examples again through their
+CMakeLists.txt (find_package(rangecomm): the C API and C++ core targets) and runs them the same
+way, and checks that the package refuses an MPI of the other family and a newer version.
 
 Usage: check_install.py --meson MESON --builddir DIR --mpi openmpi|mpich --mpicc CC
                         --mpicxx CXX --examples DIR [--mpif90 FC] [--other-mpiexec EXE]
+                        [--cmake CMAKE [--other-mpicc CC]]
                         -- MPIEXEC [ARGS...]
 """
 
@@ -213,6 +216,51 @@ def run_launcher(args, mpiexec, prefix, libdir, built):
             print('ok: rangecomm-run refuses', args.other_mpiexec, flush=True)
 
 
+def cmake_configure(cmake, src, build, prefix, extra=()):
+    return run([cmake, '-S', src, '-B', build, '-DCMAKE_PREFIX_PATH=' + prefix,
+                '-DCMAKE_BUILD_TYPE=Release'] + list(extra), timeout=180)
+
+
+def check_cmake(args, mpiexec, prefix, src, tmp):
+    """docs/examples/CMakeLists.txt against the install: found, built, run; then the refusals."""
+    build = os.path.join(tmp, 'cmake-build')
+    r = cmake_configure(args.cmake, src, build, prefix)
+    if r.returncode != 0:
+        fail('cmake configures docs/examples (find_package(rangecomm))', r.stdout + r.stderr)
+        return
+    r = run([args.cmake, '--build', build, '--parallel', '2'], timeout=300)
+    if r.returncode != 0:
+        fail('cmake --build docs/examples', r.stdout + r.stderr)
+        return
+    programs = {'hello_ranges': expected.hello_c, 'hello_cxx': expected.hello_cxx,
+                'sort': expected.sort_cxx}
+    for name, want in programs.items():
+        for np in RANKS:
+            compare('%s (CMake, rangecomm::%s) at %d ranks' % (
+                        name, 'rangecomm' if name == 'hello_ranges' else 'core', np),
+                    want(np), run(mpiexec + ['-n', str(np), os.path.join(build, name)]))
+
+    # A project asking for a version this install is not, or using the other family's MPI.
+    probe = os.path.join(tmp, 'cmake-probe')
+    os.mkdir(probe)
+    cases = [('find_package(rangecomm 99.0) is refused', '99.0', [], 'version'),
+             ('find_package(rangecomm 0.0) is refused', '0.0', [], 'version')]
+    if args.other_mpicc:
+        cases.append(('an MPI of the other family is refused', '', [
+            '-DMPI_C_COMPILER=' + args.other_mpicc], 'built for ' + args.mpi))
+    for what, version, extra, words in cases:
+        with open(os.path.join(probe, 'CMakeLists.txt'), 'w') as out:
+            out.write('cmake_minimum_required(VERSION 3.13)\nproject(probe C)\n'
+                      'find_package(rangecomm %s REQUIRED)\n' % version)
+        shutil.rmtree(os.path.join(probe, 'build'), ignore_errors=True)
+        r = cmake_configure(args.cmake, probe, os.path.join(probe, 'build'), prefix, extra)
+        text = ' '.join((r.stdout + r.stderr).split())
+        if r.returncode == 0 or words not in text:
+            fail(what + ' (with "%s")' % words, r.stdout + r.stderr)
+        else:
+            print('ok:', what, flush=True)
+
+
 def main():
     sep = sys.argv.index('--')
     parser = argparse.ArgumentParser()
@@ -220,6 +268,8 @@ def main():
         parser.add_argument(option, required=True)
     parser.add_argument('--other-mpiexec')
     parser.add_argument('--mpif90')
+    parser.add_argument('--cmake')
+    parser.add_argument('--other-mpicc')
     args = parser.parse_args(sys.argv[1:sep])
     mpiexec = sys.argv[sep + 1:]
     started = time.monotonic()
@@ -242,8 +292,11 @@ def main():
         compiled = time.monotonic()
         run_examples(mpiexec, built)
         run_launcher(args, mpiexec, prefix, libdir, built)
-    print('seconds: install %.1f, compile %.1f, runs %.1f' % (
-        installed - started, compiled - installed, time.monotonic() - compiled))
+        ran = time.monotonic()
+        if args.cmake:
+            check_cmake(args, mpiexec, prefix, src, tmp)
+    print('seconds: install %.1f, compile %.1f, runs %.1f, CMake %.1f' % (
+        installed - started, compiled - installed, ran - compiled, time.monotonic() - ran))
     print('%d failure(s)' % len(failures), flush=True)
     return 1 if failures else 0
 
