@@ -314,7 +314,13 @@ extern "C" int rc_fake_MPI_Pready_range(int partition_low, int partition_high,
                     [=](int i) { return partition_low + i; }, "MPI_Pready_range");
 }
 
-extern "C" int rc_fake_MPI_Pready_list(int length, int array_of_partitions[],
+// The partition list is `int[]` in MPICH 4.0 and Open MPI 5, `const int[]` in MPICH 4.2 (as in
+// the standard): the definition takes the type this mpi.h declares.
+template <class> struct PartitionListOf;
+template <class A, class B, class C> struct PartitionListOf<int (*)(A, B, C)> { using type = B; };
+using PartitionList = PartitionListOf<decltype(&rc_fake_MPI_Pready_list)>::type;
+
+extern "C" int rc_fake_MPI_Pready_list(int length, PartitionList array_of_partitions,
                                        MPI_Request request) {
   if (length < 0 || (length > 0 && array_of_partitions == nullptr)) {
     FakeRequest* r = nullptr;

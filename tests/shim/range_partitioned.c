@@ -10,10 +10,10 @@
  * requests freed before their first round, and the error classes of misuse (on MPICH equal to
  * the native communicator's, which are also the documented ones).
  *
- * Not run natively: MPI_PROC_NULL (MPICH 4.0.2 crashes in MPI_Psend_init with it), a partition
- * marked ready twice (MPICH accepts it and completes the round early) and partitions out of
- * range (MPICH gives MPI_ERR_OTHER where ranges give MPI_ERR_ARG). Registered only where mpi.h
- * declares MPI_Psend_init. */
+ * Not run natively: anything on Open MPI (see NATIVE_IS_ORACLE), MPI_PROC_NULL (MPICH 4.0.2
+ * crashes in MPI_Psend_init with it), a partition marked ready twice (MPICH accepts it and
+ * completes the round early) and partitions out of range (MPICH gives MPI_ERR_OTHER where ranges
+ * give MPI_ERR_ARG). Registered only where mpi.h declares MPI_Psend_init. */
 #include "shim_check.h" /* first: it asks for _GNU_SOURCE */
 
 #define RANGECOMM_WEAK_SYMBOLS /* the plain build gets the library by LD_PRELOAD only */
@@ -21,16 +21,32 @@
 
 enum { TOTAL = 12, SP = 4, SC = 3, RP = 3, RC = 4, ROUNDS = 6 };
 
+/* MPICH's partitioned communication is the oracle. Open MPI 5.0.7's is not: natively it sends
+ * the setup handshake of its requests as ordinary messages on the user's communicator, peer and
+ * tag (wildcard receives and probes take them), reports a receive partition arrived while part
+ * of its data has not (sender and receiver partitioned differently), misplaces the data of a
+ * send whose partition is one element of a derived type, and ends the job on MPI_Psend_init to
+ * a rank outside the communicator despite MPI_ERRORS_RETURN. There the scenarios run on ranges
+ * only, against the documented outcomes. */
+#ifdef MPICH_VERSION
+enum { NATIVE_IS_ORACLE = 1 };
+#else
+enum { NATIVE_IS_ORACLE = 0 };
+#endif
+
 static int value(int origin, int round, int i) { return 100000 * (origin + 1) + 100 * round + i; }
 
 static void fill(int *buf, int n, int origin, int round) {
   for (int i = 0; i < n; ++i) buf[i] = value(origin, round, i);
 }
 
+/* The communicator the scenarios run on, for messages. */
+static const char *scope = "natively";
+
 static void check_data(const int *buf, int from, int to, int origin, int round, const char *what) {
   for (int i = from; i < to; ++i)
-    CHECK(buf[i] == value(origin, round, i), "%s: element %d is %d, expected %d", what, i, buf[i],
-          value(origin, round, i));
+    CHECK(buf[i] == value(origin, round, i), "%s %s: element %d is %d, expected %d", what, scope,
+          i, buf[i], value(origin, round, i));
 }
 
 static void check_status(const MPI_Status *st, int source, int tag, int count, const char *what) {
@@ -376,13 +392,6 @@ static const int expected_classes[E_COUNT] = {
     MPI_ERR_TAG,     MPI_ERR_RANK,    MPI_ERR_TAG,     MPI_ERR_ARG,     MPI_ERR_COUNT,
     MPI_ERR_TYPE};
 
-/* MPICH's own answers are the oracle; another MPI's may differ where the standard leaves room. */
-#ifdef MPICH_VERSION
-enum { NATIVE_IS_ORACLE = 1 };
-#else
-enum { NATIVE_IS_ORACLE = 0 };
-#endif
-
 static void errors(MPI_Comm c, int range, int classes[E_COUNT]) {
   int r = rank_in(c), p = size_of(c), right = (r + 1) % p, left = (r + p - 1) % p, tag = 9;
   int out[TOTAL], in[TOTAL], flag = 0, list[2] = {0, 1};
@@ -485,23 +494,29 @@ int main(int argc, char **argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &wp);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   int native[E_COUNT], ranged[E_COUNT];
-  MPI_Comm dup;
-  CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
-  run_all(dup, 0, native);
-  CHECK_MPI(MPI_Comm_free(&dup));
-  for (int k = 0; k < E_COUNT; ++k) {
-    CHECK(native[k] != MPI_SUCCESS, "native: %s succeeded", error_names[k]);
-    note("%s: class %d", error_names[k], native[k]);
-    if (!NATIVE_IS_ORACLE) native[k] = expected_classes[k];
+  if (NATIVE_IS_ORACLE) {
+    MPI_Comm dup;
+    CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
+    run_all(dup, 0, native);
+    CHECK_MPI(MPI_Comm_free(&dup));
+    for (int k = 0; k < E_COUNT; ++k) {
+      CHECK(native[k] != MPI_SUCCESS, "native: %s succeeded", error_names[k]);
+      note("%s: class %d", error_names[k], native[k]);
+    }
+  } else {
+    for (int k = 0; k < E_COUNT; ++k) native[k] = expected_classes[k];
   }
   if (MPIX_Comm_create_range == NULL) { /* the plain build without the library */
     shim_test_end();
     MPI_Finalize();
-    if (wr == 0) printf("range_partitioned: native checks passed on %d ranks (no library)\n", wp);
+    if (wr == 0)
+      printf("range_partitioned: %s on %d ranks (no library)\n",
+             NATIVE_IS_ORACLE ? "native checks passed" : "nothing run natively on this MPI", wp);
     return 0;
   }
   MPI_Comm all, strided;
   CHECK_MPI(MPIX_Comm_create_range(MPI_COMM_WORLD, 0, wp - 1, 1, &all));
+  scope = "on a range";
   run_all(all, 1, ranged);
   for (int k = 0; k < E_COUNT; ++k) {
     CHECK(ranged[k] == native[k], "%s: class %d on a range, %d natively", error_names[k],
@@ -512,6 +527,7 @@ int main(int argc, char **argv) {
   /* The odd world ranks (or rank 0 alone): a strided range of a range, size 1 at 2 ranks. */
   CHECK_MPI(MPIX_Comm_create_range(all, wp > 1 ? 1 : 0, wp - 1, 2, &strided));
   if (strided != MPI_COMM_NULL) {
+    scope = "on a strided range";
     run_all(strided, 1, ranged);
     for (int k = 0; k < E_COUNT; ++k)
       CHECK(ranged[k] == native[k], "%s: class %d on a strided range, %d natively",
