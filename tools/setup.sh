@@ -6,6 +6,8 @@ packages=(
   g++ pkg-config meson ninja-build python3
   mpich libmpich-dev openmpi-bin libopenmpi-dev
   catch2
+  cmake               # the install test builds docs/examples with find_package(rangecomm)
+  gfortran            # and the Fortran example (Debian 13's MPI does not pull it in)
   libcli11-dev nlohmann-json3-dev  # options and JSON output of the benchmark drivers
   python3-matplotlib  # plots of benchmark results
   python3-pycparser   # the shim's wrapper generator parses mpi.h

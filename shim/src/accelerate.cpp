@@ -105,8 +105,9 @@ int accelerated_dup(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm, bool* made,
   FakeComm* d = find_comm(*newcomm);
   if (info != MPI_INFO_NULL) {
     create_with_hints(*d, info);
+    add_dup_hints(*d);
   } else {
-    inherit_hints(comm, *d);
+    inherit_hints(comm, *d, /*dup=*/true);
   }
   int rc = copy_real_attributes(comm, *d);
   if (rc == MPI_SUCCESS) return MPI_SUCCESS;
@@ -322,7 +323,7 @@ int accelerated_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request, boo
   }
   if (int rc = new_pending_comm(inherited_errhandler(comm), newcomm, comm)) return rc;
   FakeComm* d = find_comm(*newcomm);
-  inherit_hints(comm, *d);
+  inherit_hints(comm, *d, /*dup=*/false);
   if (int rc = copy_real_attributes(comm, *d)) {
     delete_all_attributes(*newcomm, *d);
     release_comm(*newcomm);
@@ -473,8 +474,11 @@ extern "C" int rc_hand_MPI_Comm_split_type(MPI_Comm comm, int split_type, int ke
     Locked locked;
     bool made = false;
     int rc = accelerated_split_type(comm, split_type, key, newcomm, &made, &why);
-    if (made && rc == MPI_SUCCESS && *newcomm != MPI_COMM_NULL && info != MPI_INFO_NULL)
-      rc = create_with_hints(*find_comm(*newcomm), info);
+    if (made && rc == MPI_SUCCESS && *newcomm != MPI_COMM_NULL) {
+      FakeComm* d = find_comm(*newcomm);
+      if (info != MPI_INFO_NULL) rc = create_with_hints(*d, info);
+      add_dup_hints(*d);
+    }
     if (made || rc != MPI_SUCCESS) return reported(kCall, true, why, rc, newcomm);
   }
   int rc = MPI_SUCCESS;

@@ -37,8 +37,9 @@ int start_creation(MPI_Comm comm, const char* fn, MPI_Comm* newcomm, MPI_Request
 
 namespace {
 
-// The new entry gets the parent's attributes (copy callbacks) and info; on failure it goes.
-int dress_copy(MPI_Comm comm, MPI_Comm* newcomm, MPI_Info info) {
+// The new entry gets the parent's attributes (copy callbacks) and info, with the hints MPI adds
+// to a dup's (dup: MPI_Comm_dup and _dup_with_info, not _idup); on failure it goes.
+int dress_copy(MPI_Comm comm, MPI_Comm* newcomm, MPI_Info info, bool dup) {
   FakeComm* c = find_comm(comm);
   FakeComm* d = find_comm(*newcomm);
   if (info != MPI_INFO_NULL) {
@@ -46,6 +47,7 @@ int dress_copy(MPI_Comm comm, MPI_Comm* newcomm, MPI_Info info) {
   } else {
     copy_hints(*c, *d);
   }
+  if (dup) add_dup_hints(*d);
   int rc = copy_attributes(comm, *c, *d);
   if (rc == MPI_SUCCESS) return rc;
   delete_all_attributes(*newcomm, *d);
@@ -61,7 +63,7 @@ int dup_range(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm, const char* fn) {
   int rc = rangecomm::Split_Comm_below(range, 0, n - 1, 1, kCollectiveLevel, &copy);
   if (rc != MPI_SUCCESS) return raise_on(comm, rc);
   if (int rc = new_comm(std::move(copy), c->errhandler, newcomm, comm)) return rc;
-  return dress_copy(comm, newcomm, info);
+  return dress_copy(comm, newcomm, info, /*dup=*/true);
 }
 
 }  // namespace
@@ -82,7 +84,7 @@ extern "C" int rc_fake_MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_
 extern "C" int rc_fake_MPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) {
   RC_FAKE_RANGE("MPI_Comm_idup");
   if (int rc = new_pending_comm(c->errhandler, newcomm, comm)) return rc;
-  if (int rc = dress_copy(comm, newcomm, MPI_INFO_NULL)) return rc;
+  if (int rc = dress_copy(comm, newcomm, MPI_INFO_NULL, /*dup=*/false)) return rc;
   return start_creation(comm, "MPI_Comm_idup", newcomm, request,
                         [&](rangecomm::Comm* out, rangecomm::Request* r) {
                           return rangecomm::Icomm_dup(range, out, r);

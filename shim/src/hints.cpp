@@ -8,7 +8,10 @@
 // - MPI_Comm_dup starts with the parent's hints, or with the defaults (MPICH 4.0 does not copy
 //   hints set on the parent);
 // - MPI_Comm_dup_with_info (and split_type's info) overlays the defaults with the known hints of
-//   the info, or with all of them (Open MPI 4.1 keeps hints it does not know).
+//   the info, or with all of them (Open MPI 4.1 keeps hints it does not know);
+// - what MPI_Comm_dup, _dup_with_info and _split_type make may have hints that the defaults lack
+//   (Open MPI 5.0: ompi_assert_lazy_barrier and ompi_assert_active_poll; not MPI_Comm_idup,
+//   _split or _create_group), added where the new communicator lacks them.
 // A dup of MPI_COMM_WORLD starts with the world's hints as MPI has them then; asking MPI for
 // them (MPI_Comm_get_info makes a new info object) and freeing that copy cost more than the rest
 // of an accelerated dup, so the world's hints are read once per change (the generated wrapper of
@@ -29,9 +32,11 @@ namespace {
 
 // Under the library's lock, like every caller.
 struct Snapshots {
-  bool known = false;
-  unsigned version = 0;
-  MPI_Info current = MPI_INFO_NULL;
+  struct Slot {
+    bool known = false;
+    unsigned version = 0;
+    MPI_Info current = MPI_INFO_NULL;
+  } slots[2];                 // [1]: for dups, where MPI adds hints to the world's (dup_extras)
   std::vector<MPI_Info> all;  // older ones too: communicators may still share them
 } g_snapshots;
 
@@ -41,6 +46,8 @@ struct Behaviour {
   MPI_Info defaults = MPI_INFO_NULL;  // MPI's hints of a new communicator
   bool dup_copies = true;             // a dup starts with its parent's hints
   bool keeps_unknown = false;         // creation with info keeps hints MPI does not know
+  MPI_Info dup_extras = MPI_INFO_NULL;    // hints a dup has beyond the defaults (or none)
+  MPI_Info dup_defaults = MPI_INFO_NULL;  // the defaults with those (when there are any)
 } g_mpi;
 
 const char kProbeKey[] = "rangecomm_probe_hint";
@@ -50,6 +57,41 @@ bool has_key(MPI_Info info, const char* key, const char* value = nullptr) {
   int flag = 0;
   MPI_Info_get(info, key, static_cast<int>(sizeof found) - 1, found, &flag);
   return flag != 0 && (value == nullptr || std::strcmp(found, value) == 0);
+}
+
+// Sets in `to` each hint of `from` that `to` lacks and `skip` (if any) does not have.
+void add_absent(MPI_Info to, MPI_Info from, MPI_Info skip = MPI_INFO_NULL) {
+  int n = 0;
+  MPI_Info_get_nkeys(from, &n);
+  char key[MPI_MAX_INFO_KEY + 1];
+  std::vector<char> value;
+  for (int i = 0; i < n; ++i) {
+    int length = 0, flag = 0;
+    if (MPI_Info_get_nthkey(from, i, key) != MPI_SUCCESS || has_key(to, key) ||
+        (skip != MPI_INFO_NULL && has_key(skip, key)))
+      continue;
+    MPI_Info_get_valuelen(from, key, &length, &flag);
+    value.assign(static_cast<size_t>(length) + 1, '\0');
+    MPI_Info_get(from, key, length, value.data(), &flag);
+    if (flag) MPI_Info_set(to, key, value.data());
+  }
+}
+
+// Keeps the hints of `made` (the probe's dup) that neither the defaults nor the probe gave it.
+void note_dup_extras(MPI_Info made) {
+  MPI_Info extras = MPI_INFO_NULL;
+  MPI_Info_create(&extras);
+  add_absent(extras, made, g_mpi.defaults);
+  if (has_key(extras, kProbeKey)) MPI_Info_delete(extras, kProbeKey);
+  int n = 0;
+  MPI_Info_get_nkeys(extras, &n);
+  if (n == 0) {
+    MPI_Info_free(&extras);
+    return;
+  }
+  g_mpi.dup_extras = extras;
+  MPI_Info_dup(g_mpi.defaults, &g_mpi.dup_defaults);
+  add_absent(g_mpi.dup_defaults, extras);
 }
 
 // A hint MPI knows whose default is "false", to see whether a dup copies a set hint.
@@ -85,6 +127,7 @@ void probe_hints() {
   if (MPI_Comm_dup_with_info(base, given, &copy) == MPI_SUCCESS) {
     if (MPI_Comm_get_info(copy, &got) == MPI_SUCCESS) {
       g_mpi.keeps_unknown = has_key(got, kProbeKey);
+      note_dup_extras(got);
       MPI_Info_free(&got);
     }
     MPI_Comm_free(&copy);
@@ -160,6 +203,20 @@ int create_with_hints(FakeComm& c, MPI_Info given) {
   return overlay(c, given, g_mpi.keeps_unknown);
 }
 
+void add_dup_hints(FakeComm& c) {
+  probe_hints();
+  if (g_mpi.dup_extras == MPI_INFO_NULL || c.info == g_mpi.dup_defaults) return;
+  if (c.info == MPI_INFO_NULL) {  // the defaults: those with the extras, shared
+    c.info = g_mpi.dup_defaults;
+    c.info_shared = true;
+    return;
+  }
+  MPI_Info next = MPI_INFO_NULL;
+  if (hints_in_use(c, &next) != MPI_SUCCESS) return;
+  add_absent(next, g_mpi.dup_extras);
+  set_hints(c, next);
+}
+
 int take_hints(MPI_Comm real, FakeComm& to) {
   MPI_Info copy = MPI_INFO_NULL;
   int rc = MPI_Comm_get_info(real, &copy);
@@ -182,24 +239,31 @@ int copy_hints(const FakeComm& from, FakeComm& to) {
   return rc;
 }
 
-int inherit_hints(MPI_Comm real, FakeComm& to) {
+int inherit_hints(MPI_Comm real, FakeComm& to, bool dup) {
   probe_hints();
   if (!g_mpi.dup_copies) {
     set_hints(to, MPI_INFO_NULL);
+    if (dup) add_dup_hints(to);
     return MPI_SUCCESS;
   }
-  if (real != MPI_COMM_WORLD) return take_hints(real, to);
+  if (real != MPI_COMM_WORLD) {
+    int rc = take_hints(real, to);
+    if (dup) add_dup_hints(to);
+    return rc;
+  }
+  Snapshots::Slot& slot = g_snapshots.slots[dup && g_mpi.dup_extras != MPI_INFO_NULL];
   const unsigned version = g_world_info_version.load(std::memory_order_acquire);
-  if (!g_snapshots.known || g_snapshots.version != version) {
+  if (!slot.known || slot.version != version) {
     MPI_Info now = MPI_INFO_NULL;
     if (int rc = MPI_Comm_get_info(real, &now)) return rc;
+    if (dup && g_mpi.dup_extras != MPI_INFO_NULL) add_absent(now, g_mpi.dup_extras);
     g_snapshots.all.push_back(now);
-    g_snapshots.current = now;
-    g_snapshots.version = version;  // a read racing with a change keeps the older version
-    g_snapshots.known = true;
+    slot.current = now;
+    slot.version = version;  // a read racing with a change keeps the older version
+    slot.known = true;
   }
   set_hints(to, MPI_INFO_NULL);
-  to.info = g_snapshots.current;
+  to.info = slot.current;
   to.info_shared = true;
   return MPI_SUCCESS;
 }
@@ -207,7 +271,8 @@ int inherit_hints(MPI_Comm real, FakeComm& to) {
 void free_hint_snapshots() {
   for (MPI_Info& info : g_snapshots.all) MPI_Info_free(&info);
   g_snapshots = Snapshots();
-  if (g_mpi.defaults != MPI_INFO_NULL) MPI_Info_free(&g_mpi.defaults);
+  for (MPI_Info* info : {&g_mpi.defaults, &g_mpi.dup_extras, &g_mpi.dup_defaults})
+    if (*info != MPI_INFO_NULL) MPI_Info_free(info);
   g_mpi = Behaviour();
 }
 

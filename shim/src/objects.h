@@ -256,9 +256,12 @@ int make_members(const rangecomm::Comm& parent, const SplitPlan& plan, int level
 void set_hints(FakeComm& c, MPI_Info own);
 // to starts with from's hints, as a dup does (MPI_Comm_dup of a library communicator).
 int copy_hints(const FakeComm& from, FakeComm& to);
-// The same for a dup of the real communicator `real`: the world's hints are a snapshot shared
-// until the program sets new ones on the world.
-int inherit_hints(MPI_Comm real, FakeComm& to);
+// The same for a dup (dup true) or idup of the real communicator `real`: the world's hints are
+// a snapshot shared until the program sets new ones on the world.
+int inherit_hints(MPI_Comm real, FakeComm& to, bool dup);
+// Adds the hints MPI gives what MPI_Comm_dup, _dup_with_info and _split_type make beyond its
+// defaults (Open MPI 5.0 has two), where c lacks them.
+void add_dup_hints(FakeComm& c);
 // MPI_Comm_set_info: c's hints overlaid with those of `given` that MPI knows (others are
 // ignored, as MPI ignores them).
 int apply_hints(FakeComm& c, MPI_Info given);
