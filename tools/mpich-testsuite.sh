@@ -99,7 +99,7 @@ done
 subset=()
 (( full )) || subset=(--subset tests/mpich-suite/ci-tests.txt)
 status=0
-python3 tools/mpich_testsuite.py --suite "$suite" --work "$cache/work" \
+python3 tools/mpich_testsuite.py --suite "$suite" --work "$source_dir/work" \
   --config-headers tests/mpich-suite --expectations tests/mpich-suite/expectations.txt \
   --build-mpich "$build_mpich" --build-openmpi "$build_openmpi" \
   "${subset[@]}" "${pass[@]}" || status=$?

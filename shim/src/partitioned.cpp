@@ -342,10 +342,12 @@ extern "C" int rc_fake_MPI_Parrived(MPI_Request request, int partition, int* fla
   if (!r->partitioned || r->partitioned->send)
     return raise_error(r->comm, MPI_ERR_REQUEST,
                        "MPI_Parrived: the request is not a partitioned receive");
-  if (!r->active)
-    return raise_error(r->comm, MPI_ERR_REQUEST,
-                       "MPI_Parrived: the partitioned receive is inactive (not started, or its "
-                       "round was completed)");
+  // MPI 4.0, 4.2.2: an inactive request gives flag = true (as MPICH 4.1 and later do).
+  if (!r->active) {
+    if (flag == nullptr) return raise_error(r->comm, MPI_ERR_ARG, "MPI_Parrived: flag is NULL");
+    *flag = 1;
+    return MPI_SUCCESS;
+  }
   if (partition < 0 || partition >= r->partitioned->partitions)
     return raise_error(r->comm, MPI_ERR_ARG,
                        "MPI_Parrived: partition %d is not a partition of the request (0..%d)",
