@@ -271,40 +271,35 @@ extern "C" int rc_fake_MPI_Abort(MPI_Comm, int errorcode) {
   return MPI_Abort(MPI_COMM_WORLD, errorcode);
 }
 
-// Open MPI's Fortran handles are small table indices; fake ones are 0x40000000 + index
-// (MPICH's conversions are casts, which keep fake handles as they are).
+// Fortran handles of library objects. Open MPI's Fortran handles are small table indices, so
+// fake ones are 0x40000000 + index. MPICH's are the C handles themselves (its Fortran bindings
+// cast them back; MPICH 4.1 made the conversions functions, 4.0 had casts), so fake ones are too.
+#if defined(OPEN_MPI)
 namespace {
 constexpr MPI_Fint kFortranFake = 0x40000000;
 constexpr MPI_Fint kFortranMask = 0x03ffffff;
 bool fortran_fake(MPI_Fint f) { return (f & ~kFortranMask) == kFortranFake; }
 }  // namespace
-
-extern "C" int rc_fake_MPI_Comm_c2f(MPI_Comm comm) {
-  return kFortranFake | static_cast<MPI_Fint>(rc_fake_comm_index(comm));
-}
-
-extern "C" MPI_Comm rc_hand_MPI_Comm_f2c(MPI_Fint comm) {
-  if (fortran_fake(comm))
-    return rc_fake_comm_handle(static_cast<std::uint32_t>(comm & kFortranMask));
-  return MPI_Comm_f2c(comm);
-}
-
-extern "C" int rc_fake_MPI_Request_c2f(MPI_Request request) {
-  return kFortranFake | static_cast<MPI_Fint>(rc_fake_request_index(request));
-}
-
-extern "C" MPI_Request rc_hand_MPI_Request_f2c(MPI_Fint request) {
-  if (fortran_fake(request))
-    return rc_fake_request_handle(static_cast<std::uint32_t>(request & kFortranMask));
-  return MPI_Request_f2c(request);
-}
-
-extern "C" int rc_fake_MPI_Message_c2f(MPI_Message message) {
-  return kFortranFake | static_cast<MPI_Fint>(rc_fake_message_index(message));
-}
-
-extern "C" MPI_Message rc_hand_MPI_Message_f2c(MPI_Fint message) {
-  if (fortran_fake(message))
-    return rc_fake_message_handle(static_cast<std::uint32_t>(message & kFortranMask));
-  return MPI_Message_f2c(message);
-}
+#define RC_FORTRAN_CONVERSIONS(Type, type)                                                     \
+  extern "C" int rc_fake_MPI_##Type##_c2f(MPI_##Type handle) {                                 \
+    return kFortranFake | static_cast<MPI_Fint>(rc_fake_##type##_index(handle));              \
+  }                                                                                            \
+  extern "C" MPI_##Type rc_hand_MPI_##Type##_f2c(MPI_Fint handle) {                            \
+    if (fortran_fake(handle))                                                                  \
+      return rc_fake_##type##_handle(static_cast<std::uint32_t>(handle & kFortranMask));       \
+    return MPI_##Type##_f2c(handle);                                                           \
+  }
+#else
+#define RC_FORTRAN_CONVERSIONS(Type, type)                                                     \
+  extern "C" int rc_fake_MPI_##Type##_c2f(MPI_##Type handle) {                                 \
+    return static_cast<MPI_Fint>(handle);                                                      \
+  }                                                                                            \
+  extern "C" MPI_##Type rc_hand_MPI_##Type##_f2c(MPI_Fint handle) {                            \
+    MPI_##Type as_c = static_cast<MPI_##Type>(handle);                                        \
+    return rc_is_fake_##type(as_c) ? as_c : MPI_##Type##_f2c(handle);                          \
+  }
+#endif
+RC_FORTRAN_CONVERSIONS(Comm, comm)
+RC_FORTRAN_CONVERSIONS(Request, request)
+RC_FORTRAN_CONVERSIONS(Message, message)
+#undef RC_FORTRAN_CONVERSIONS
