@@ -1,20 +1,20 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds the MPICH and Open MPI variants and runs every test in both,
-# on this machine's MPI generation (Debian 12: MPICH 4.0, Open MPI 4.1); with --with-debian13
-# also on Debian 13's (MPICH 4.2, Open MPI 5.0) in a Debian 13 root that tools/debian13.sh makes
-# and caches. The last line is always "N passed, N failed" summed over every build (a build that
-# fails counts as one failed test); the exit status is nonzero if anything failed.
+# on this machine's MPI generation (Debian 12: MPICH 4.0, Open MPI 4.1) and then on Debian 13's
+# (MPICH 4.2, Open MPI 5.0) in a Debian 13 root that tools/debian13.sh makes and caches. The last
+# line is always "N passed, N failed" summed over every stage (a build that fails counts as one
+# failed test); the exit status is nonzero if anything failed.
 #
-#   tools/run-tests.sh                  this machine's generation
-#   tools/run-tests.sh --with-debian13  and then Debian 13's
-#   tools/run-tests.sh --debian13-only  the Debian 13 stages only (from this machine)
-#   tools/run-tests.sh --inside-debian13   (what the Debian 13 stage runs inside the root)
+#   tools/run-tests.sh                   both generations
+#   tools/run-tests.sh --here-only       this machine's generation only
+#   tools/run-tests.sh --debian13-only   the Debian 13 stages only (from this machine)
+#   tools/run-tests.sh --inside-debian13    (what the Debian 13 stage runs inside the root)
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-stages=here
+stages=all
 case ${1:-} in
-  --with-debian13) stages=all ;;
+  --here-only) stages=here ;;
   --debian13-only) stages=debian13 ;;
   --inside-debian13) stages=inside ;;
   '') ;;
@@ -109,14 +109,6 @@ build_and_test() {
   echo "== $dir: tested in $((SECONDS - start)) s"
 }
 
-# Debian 13's generation, inside its root: both MPIs' builds and tests, optimised, at the rank
-# counts that cover odd counts, janus and size-1 ranges (the larger counts and the sanitizers
-# run on Debian 12's generation, below).
-if [[ $stages == inside ]]; then
-  build_and_test build-d13-mpich mpich -Dbenchmarks=false -Dtest_rank_counts=1,2,3
-  build_and_test build-d13-openmpi openmpi -Dbenchmarks=false -Dtest_rank_counts=1,2,3,5
-  finish
-fi
 
 # Runs a command that ends with its own "N passed, N failed" line, shows its output, and adds
 # that line to the totals (a nonzero exit with no failure counted, or no such line, is one
@@ -137,6 +129,30 @@ run_counted() {
   fi
   rm -f "$log"
 }
+
+# Debian 13's generation, inside its root: both MPIs' builds and tests, optimised, at the rank
+# counts that cover odd counts, janus and size-1 ranges (the larger counts and the sanitizers
+# run on Debian 12's generation, below); then MPICH 4.2's own test suite against it, natively
+# and in every mode.
+if [[ $stages == inside ]]; then
+  build_and_test build-d13-mpich mpich -Dbenchmarks=false -Dtest_rank_counts=1,2,3
+  build_and_test build-d13-openmpi openmpi -Dbenchmarks=false -Dtest_rank_counts=1,2,3,5
+  echo "== MPICH's test suite on MPICH 4.2 (tools/mpich-testsuite.sh)"
+  suite_start=$SECONDS
+  # Its source package must come from the Debian mirror; where the mirror does not serve it,
+  # the stage says so and is not counted (neither passed nor failed).
+  if fetch_log=$(tools/mpich-testsuite.sh --fetch-only 2>&1); then
+    run_counted tools/mpich-testsuite.sh tools/mpich-testsuite.sh \
+      --build-mpich build-d13-mpich --build-openmpi build-d13-openmpi \
+      --configs mpich-native,mpich-off,mpich-accelerate,mpich-shadow
+  else
+    echo "$fetch_log" | grep -E '^(E:|Err:)' | head -n 3
+    echo "run-tests: NOT RUN: MPICH's test suite on MPICH 4.2 (its source package could not be" \
+         "fetched from the mirror)"
+  fi
+  echo "== MPICH's test suite: $((SECONDS - suite_start)) s"
+  finish
+fi
 
 # Runs the Debian 13 stages in the root and adds up their summary line.
 debian13_stages() {
