@@ -8,7 +8,7 @@
 #   tools/mpich-testsuite.sh [--full] [--build-mpich DIR] [--build-openmpi DIR]
 #                            [--configs A,B] [--dirs D,E] [--tests PATTERN,...]
 #                            [--time-limit S] [--results FILE] [--baselines FILE]
-#                            [--lock FILE] [--fetch-only]
+#                            [--lock FILE] [--fetch-only] [--source-version V]
 #
 # Without --full it runs the CI subset (tests/mpich-suite/ci-tests.txt, about 4 minutes on two
 # cores); --full runs every test of the directories. The sources are fetched once with
@@ -16,7 +16,8 @@
 # private sources list and state, so the machine's apt setup is untouched; the tests are built
 # there too, one program at a time with at most two compilers running. --lock FILE (or
 # MPICH_SUITE_LOCK) holds an flock on FILE during each test, for machines shared with other
-# MPI jobs that take the same lock.
+# MPI jobs that take the same lock. --source-version V runs the suite of MPICH V (already
+# fetched into the cache, e.g. by a run on another Debian release) against the installed MPIs.
 set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$top"
@@ -25,6 +26,7 @@ full=0
 fetch_only=0
 build_mpich=build-mpich
 build_openmpi=build-openmpi
+source_version=
 pass=()
 while (( $# > 0 )); do
   case $1 in
@@ -32,6 +34,7 @@ while (( $# > 0 )); do
     --fetch-only) fetch_only=1; shift ;;
     --build-mpich) build_mpich=$2; shift 2 ;;
     --build-openmpi) build_openmpi=$2; shift 2 ;;
+    --source-version) source_version=$2; shift 2 ;;
     --configs|--dirs|--tests|--time-limit|--results|--baselines|--jobs|--tail|--lock) pass+=("$1" "$2"); shift 2 ;;
     --build-only) pass+=("$1"); shift ;;
     -h|--help) sed -n '2,20s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
@@ -40,14 +43,17 @@ while (( $# > 0 )); do
 done
 
 cache=${MPICH_SUITE_CACHE:-$top/.cache/mpich-testsuite}
-version=$(dpkg-query -W -f='${source:Version}' libmpich-dev 2>/dev/null) ||
+installed=$(dpkg-query -W -f='${source:Version}' libmpich-dev 2>/dev/null) ||
   { echo "mpich-testsuite: MPICH (libmpich-dev) is not installed"; echo "0 passed, 1 failed"; exit 1; }
+version=${source_version:-$installed}
 source_dir=$cache/mpich-$version
 suite=$source_dir/test/mpi
 
 # Fetches and unpacks the source package once; keeps test/mpi only.
 fetch() {
   [[ -f $source_dir/.complete ]] && return 0
+  [[ $version == "$installed" ]] ||
+    { echo "mpich-testsuite: MPICH $version's suite is not in $cache (fetch it where that version is installed)"; return 1; }
   command -v dpkg-source >/dev/null ||
     { echo "mpich-testsuite: apt-get source needs dpkg-source (dpkg-dev; tools/setup.sh installs it)"; return 1; }
   local apt=$cache/apt codename
@@ -99,7 +105,7 @@ done
 subset=()
 (( full )) || subset=(--subset tests/mpich-suite/ci-tests.txt)
 status=0
-python3 tools/mpich_testsuite.py --suite "$suite" --work "$source_dir/work" \
+python3 tools/mpich_testsuite.py --suite "$suite" --work "$source_dir/work-for-$installed" \
   --config-headers tests/mpich-suite --expectations tests/mpich-suite/expectations.txt \
   --build-mpich "$build_mpich" --build-openmpi "$build_openmpi" \
   "${subset[@]}" "${pass[@]}" || status=$?
