@@ -59,22 +59,28 @@ bool has_key(MPI_Info info, const char* key, const char* value = nullptr) {
   return flag != 0 && (value == nullptr || std::strcmp(found, value) == 0);
 }
 
-// Sets in `to` each hint of `from` that `to` lacks and `skip` (if any) does not have.
-void add_absent(MPI_Info to, MPI_Info from, MPI_Info skip = MPI_INFO_NULL) {
+// Sets in `to` each hint of `from` whose key `keep` accepts.
+template <class Keep>
+void copy_hints_if(MPI_Info to, MPI_Info from, Keep keep) {
   int n = 0;
   MPI_Info_get_nkeys(from, &n);
   char key[MPI_MAX_INFO_KEY + 1];
   std::vector<char> value;
   for (int i = 0; i < n; ++i) {
     int length = 0, flag = 0;
-    if (MPI_Info_get_nthkey(from, i, key) != MPI_SUCCESS || has_key(to, key) ||
-        (skip != MPI_INFO_NULL && has_key(skip, key)))
-      continue;
+    if (MPI_Info_get_nthkey(from, i, key) != MPI_SUCCESS || !keep(key)) continue;
     MPI_Info_get_valuelen(from, key, &length, &flag);
     value.assign(static_cast<size_t>(length) + 1, '\0');
     MPI_Info_get(from, key, length, value.data(), &flag);
     if (flag) MPI_Info_set(to, key, value.data());
   }
+}
+
+// Sets in `to` each hint of `from` that `to` lacks and `skip` (if any) does not have.
+void add_absent(MPI_Info to, MPI_Info from, MPI_Info skip = MPI_INFO_NULL) {
+  copy_hints_if(to, from, [&](const char* key) {
+    return !has_key(to, key) && (skip == MPI_INFO_NULL || !has_key(skip, key));
+  });
 }
 
 // Keeps the hints of `made` (the probe's dup) that neither the defaults nor the probe gave it.
@@ -167,18 +173,7 @@ bool known_hint(const char* key) {
 int overlay(FakeComm& c, MPI_Info given, bool all) {
   MPI_Info next = MPI_INFO_NULL;
   if (int rc = hints_in_use(c, &next)) return rc;
-  int n = 0;
-  MPI_Info_get_nkeys(given, &n);
-  char key[MPI_MAX_INFO_KEY + 1];
-  std::vector<char> value;
-  for (int i = 0; i < n; ++i) {
-    int length = 0, flag = 0;
-    if (MPI_Info_get_nthkey(given, i, key) != MPI_SUCCESS || !(all || known_hint(key))) continue;
-    MPI_Info_get_valuelen(given, key, &length, &flag);
-    value.assign(static_cast<size_t>(length) + 1, '\0');
-    MPI_Info_get(given, key, length, value.data(), &flag);
-    if (flag) MPI_Info_set(next, key, value.data());
-  }
+  copy_hints_if(next, given, [all](const char* key) { return all || known_hint(key); });
   set_hints(c, next);
   return MPI_SUCCESS;
 }
