@@ -75,7 +75,8 @@ int Channel::open(MPI_Comm user, ChannelRef* out) {
   // MPI defines MPI_TAG_UB on MPI_COMM_WORLD; Open MPI does not copy it to communicators made by
   // MPI_Comm_split or MPI_Comm_create, whose tags still have the same bound.
   if (!flag) MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &attr, &flag);
-  long long tag_ub = capped_tag_ub(flag ? *static_cast<int*>(attr) : 32767);
+  int user_tag_ub = flag ? *static_cast<int*>(attr) : 32767;
+  long long tag_ub = capped_tag_ub(user_tag_ub);
   int lanes = lanes_from_environment();
   TagLayout layout;
   const char* why = nullptr;
@@ -86,6 +87,7 @@ int Channel::open(MPI_Comm user, ChannelRef* out) {
   ChannelRef ch(new Channel);
   ch->user_ = user;
   ch->layout_ = layout;
+  ch->user_tag_ub_ = user_tag_ub;
   MPI_Comm_rank(user, &ch->root_rank_);
   MPI_Comm_size(user, &ch->root_size_);
   MPI_Group all = MPI_GROUP_NULL;

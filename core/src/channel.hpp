@@ -77,6 +77,9 @@ class Channel {
   // many receivers can read one sender's buffer at once (the flat broadcast).
   bool one_node() const { return one_node_; }
   const TagLayout& layout() const { return layout_; }
+  // MPI_TAG_UB: the program's tags go up to it on every range of the channel, as on any MPI
+  // communicator. Tags above TagLayout::max_payload travel with a header (prepare_send).
+  int user_tag_ub() const { return user_tag_ub_; }
   Lane& lane(int i) { return lanes_[i]; }
   int lane_count() const { return static_cast<int>(lanes_.size()); }
 
@@ -110,6 +113,7 @@ class Channel {
   int root_rank_ = 0, root_size_ = 0;
   bool one_node_ = false;
   TagLayout layout_;
+  int user_tag_ub_ = TagLayout::max_payload;
   std::vector<Lane> lanes_;
   // Per lane: the tag bits below next_high_ were handed out at least once; released slots are
   // reused first.

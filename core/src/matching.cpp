@@ -1,7 +1,5 @@
 #include "matching.hpp"
 
-#include <sched.h>
-
 #include <algorithm>
 #include <array>
 #include <climits>
@@ -244,13 +242,13 @@ RecvOp::RecvOp(std::shared_ptr<RangeState> range, void* buf, int count, MPI_Data
 void RecvOp::start(MPI_Message* message, int source, int tag) {
   matched_source_ = source;
   matched_tag_ = tag;
-  rc_ = MPI_Imrecv(buf_, count_, type_, message, &request_);
+  rc_ = MPI_Imrecv(buf_, count_, type_.get(), message, &request_);
   state_ = rc_ == MPI_SUCCESS ? State::receiving : State::done;
   if (state_ == State::done) set_status(&status_, source, tag, 0, rc_);
 }
 
 void RecvOp::deliver_self(SelfMessage& m) {
-  rc_ = unpack_self(m, range_->rank, buf_, count_, type_, &status_);
+  rc_ = unpack_self(m, range_->rank, buf_, count_, type_.get(), &status_);
   if (m.sync) {
     m.sync->matched();
     m.sync->unref();
@@ -345,7 +343,8 @@ void enqueue_recv(RangeState& range, RecvOp* op) {
 int take_next_from(Channel& channel, int lane, int source) {
   // Polls rather than MPI_Mprobe: MPICH's blocking calls spin without giving the core away, and
   // with more ranks than cores the sender then waits a whole time slice for it.
-  for (int polls = 0;; ++polls) {
+  Backoff backoff(16);
+  for (;;) {
     int flag = 0;
     MPI_Message message;
     MPI_Status st;
@@ -355,10 +354,7 @@ int take_next_from(Channel& channel, int lane, int source) {
       dispatch(channel, lane, message, st);
       return MPI_SUCCESS;
     }
-    if (g_pause_hook != nullptr)
-      g_pause_hook();
-    else if (polls >= 16)
-      sched_yield();
+    backoff.pause();
   }
 }
 

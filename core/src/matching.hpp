@@ -16,9 +16,11 @@
 #include <memory>
 #include <vector>
 
+#include "backoff.hpp"
 #include "operation.hpp"
 #include "rangecomm/request.hpp"
 #include "range.hpp"
+#include "type_facts.hpp"
 
 namespace rangecomm::detail {
 
@@ -73,7 +75,7 @@ class RecvOp final : public Operation {
   std::shared_ptr<RangeState> range_;
   void* buf_;
   int count_;
-  MPI_Datatype type_;
+  HeldType type_;  // the program may free its handle once the receive is posted
   int source_, tag_;
   State state_ = State::waiting;
   MPI_Request request_ = MPI_REQUEST_NULL;
@@ -142,8 +144,6 @@ int send_bound_data(Channel& channel, int lane, int dest, const BoundDataHeader&
 // progress, or the library runs under a lock shared by threads (Set_threaded), which a thread
 // blocked inside MPI would hold.
 bool engine_busy();
-// Set_threaded's pause, or null.
-extern void (*g_pause_hook)();
 // Advances everything: matching, running collectives, freed operations.
 void progress();
 

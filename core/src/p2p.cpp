@@ -4,8 +4,7 @@
 // those, sources whose binding has not arrived) goes through the matching engine.
 #include "rangecomm/p2p.hpp"
 
-#include <sched.h>
-
+#include "backoff.hpp"
 #include "errors.hpp"
 #include "request_access.hpp"
 #include "status.hpp"
@@ -17,7 +16,14 @@ using detail::RangeState;
 using detail::RequestAccess;
 using detail::TagLayout;
 
-int max_user_tag() { return TagLayout::max_payload; }
+int max_user_tag() {
+  // MPI_TAG_UB is one bound for the whole program, an attribute of MPI_COMM_WORLD (MPI 4.0,
+  // "Environmental Inquiries").
+  void* attr = nullptr;
+  int flag = 0;
+  MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &attr, &flag);
+  return flag ? *static_cast<int*>(attr) : TagLayout::max_payload;
+}
 
 namespace {
 
@@ -39,9 +45,9 @@ int check(const Comm& comm, int count, MPI_Datatype type, int rank, int tag, Pee
       (rank < 0 || rank >= s->size))
     return detail::raise(errcomm, MPI_ERR_RANK, "%s: rank %d is not in the range (size %d)", fn,
                          rank, s->size);
-  if (!(wildcard_ok && tag == MPI_ANY_TAG) && (tag < 0 || tag > TagLayout::max_payload))
-    return detail::raise(errcomm, MPI_ERR_TAG, "%s: tag %d is outside 0..%d", fn, tag,
-                         TagLayout::max_payload);
+  if (!(wildcard_ok && tag == MPI_ANY_TAG) && (tag < 0 || tag > s->channel->user_tag_ub()))
+    return detail::raise(errcomm, MPI_ERR_TAG, "%s: tag %d is outside 0..%d (MPI_TAG_UB)", fn,
+                         tag, s->channel->user_tag_ub());
   *out = s;
   return MPI_SUCCESS;
 }
@@ -74,7 +80,8 @@ int send(const void* buf, int count, MPI_Datatype type, int dest, int tag, const
   int root_dest = s->to_root(dest);
   int wtag = 0;
   MPI_Comm lane = MPI_COMM_NULL;
-  if (!detail::fast_send_envelope(*s, dest, TagLayout::p2p, tag, &lane, &wtag)) {
+  if (tag > TagLayout::max_payload ||
+      !detail::fast_send_envelope(*s, dest, TagLayout::p2p, tag, &lane, &wtag)) {
     rc = detail::prepare_send(*s, dest, TagLayout::p2p, tag, &lane, &wtag);
     if (rc != MPI_SUCCESS) return detail::raise_mpi(s->errcomm(), rc, fn);
   }
@@ -142,7 +149,7 @@ int irecv(void* buf, int count, MPI_Datatype type, int source, int tag, const Co
   const auto& sp = CommAccess::state(comm);
   if (receive_taken(sp, buf, count, type, source, tag, request, &rc)) return rc;
   bool engine = source == MPI_ANY_SOURCE || tag == MPI_ANY_TAG || source == s->rank ||
-                (s->match && !s->match->waiting.empty());
+                tag > TagLayout::max_payload || (s->match && !s->match->waiting.empty());
   int slot = engine ? -1 : detail::peer_slot(*s, source);
   // A blocking receive from a sender whose binding has not arrived, with nothing else to
   // advance: wait inside MPI for that sender's next message on the communicator's lane and take
@@ -213,7 +220,8 @@ int iprobe(int source, int tag, const Comm& comm, int* flag, Message* message,
   if (source == s->rank) return MPI_SUCCESS;
   int root_source = source == MPI_ANY_SOURCE ? MPI_ANY_SOURCE : s->to_root(source);
   bool engine_owns = s->match && !s->match->waiting.empty();
-  bool direct = source != MPI_ANY_SOURCE && tag != MPI_ANY_TAG && !engine_owns;
+  bool direct = source != MPI_ANY_SOURCE && tag != MPI_ANY_TAG &&
+                tag <= TagLayout::max_payload && !engine_owns;
   int slot = direct ? detail::peer_slot(*s, source) : -1;
   direct = slot >= 0;
   if (!direct) detail::poll_range_lane(*s);
@@ -247,10 +255,13 @@ int iprobe(int source, int tag, const Comm& comm, int* flag, Message* message,
 int probe(int source, int tag, const Comm& comm, Message* message, MPI_Status* status,
           const char* fn) {
   int flag = 0;
-  for (int polls = 0;; ++polls) {
+  // Pauses as every wait does: under MPI_THREAD_MULTIPLE another thread of this process may
+  // have to send the message probed for, and needs the library lock.
+  detail::Backoff backoff;
+  for (;;) {
     int rc = iprobe(source, tag, comm, &flag, message, status, fn);
     if (rc != MPI_SUCCESS || flag) return rc;
-    if (polls > 64) sched_yield();
+    backoff.pause();
   }
 }
 

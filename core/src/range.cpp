@@ -129,8 +129,9 @@ int prepare_send(RangeState& s, int dest, TagLayout::Kind kind, int payload, MPI
   PeerLink& link = s.peer(dest);
   int root_dest = s.to_root(dest);
   ControlMessage m{s.id.hi, s.id.lo, 0, 0};
-  if (s.slot == RangeState::kWide) {
-    // No slot: a header names the communicator of each message, which follows it on the lane.
+  if (s.slot == RangeState::kWide || payload > TagLayout::max_payload) {
+    // No slot, or a user tag above the payload bits: a header names the communicator and the
+    // tag of the message, which follows it on the lane.
     m.a = kind;
     m.b = payload;
     if (int rc = send_control(ch, lane, root_dest, TagLayout::wide_header, m)) return rc;
@@ -251,8 +252,13 @@ int delete_attachment(MPI_Comm, int, void* value, void*) {
   return MPI_SUCCESS;
 }
 
-// At MPI_Finalize (which deletes MPI_COMM_SELF's attributes first) close every channel
-// while MPI can still free the lanes.
+// At MPI_Finalize close every channel while MPI can still free the lanes. MPI_Finalize deletes
+// MPI_COMM_SELF's attributes first, newest first (MPI 4.0, "Allowing User Functions at Process
+// Termination"), then MPICH and Open MPI delete MPI_COMM_WORLD's the same way. This one is set
+// on MPI_COMM_WORLD at the first Create_Comm, before the attributes a program (or a library such
+// as PETSc) sets later, so their delete callbacks, run before it, may still use and free range
+// communicators. (An MPI that left MPI_COMM_WORLD's attributes alone would free the lanes
+// itself.)
 int close_all_channels(MPI_Comm, int, void*, void*) {
   auto channels = detail::open_channels();
   for (detail::Channel* ch : channels) ch->close();
@@ -265,7 +271,7 @@ int attachment_keyval() {
     MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_attachment, &keyval, nullptr);
     int finalize_keyval = MPI_KEYVAL_INVALID;
     MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, close_all_channels, &finalize_keyval, nullptr);
-    MPI_Comm_set_attr(MPI_COMM_SELF, finalize_keyval, nullptr);
+    MPI_Comm_set_attr(MPI_COMM_WORLD, finalize_keyval, nullptr);
   }
   return keyval;
 }
@@ -306,15 +312,21 @@ int Create_Comm(MPI_Comm mpi_comm, Comm* out) {
 }
 
 int Split_Comm(const Comm& parent_comm, int first, int last, int stride, Comm* out) {
-  return Split_Comm_below(parent_comm, first, last, stride, 1, out);
+  return Split_Comm_salted(parent_comm, first, last, stride, 1, 0, out);
 }
-
-namespace {
-int make_range(RangeState& parent, int first, int last, int stride, int levels, Comm* out);
-}  // namespace
 
 int Split_Comm_below(const Comm& parent_comm, int first, int last, int stride, int levels,
                      Comm* out) {
+  return Split_Comm_salted(parent_comm, first, last, stride, levels, 0, out);
+}
+
+namespace {
+int make_range(RangeState& parent, int first, int last, int stride, int levels,
+               std::uint64_t salt, Comm* out);
+}  // namespace
+
+int Split_Comm_salted(const Comm& parent_comm, int first, int last, int stride, int levels,
+                      std::uint64_t salt, Comm* out) {
   if (out == nullptr) return detail::raise(MPI_COMM_WORLD, MPI_ERR_ARG, "Split_Comm: out is null");
   // out may be the parent's own handle (Split_Comm(c, ..., &c)): then the parent is kept alive
   // by a copy while out is overwritten; otherwise it is only borrowed.
@@ -342,7 +354,7 @@ int Split_Comm_below(const Comm& parent_comm, int first, int last, int stride, i
   int me = parent->rank;
   if (me < first || me > last || (me - first) % stride != 0) return MPI_SUCCESS;
   try {
-    return make_range(*parent, first, last, stride, levels, out);
+    return make_range(*parent, first, last, stride, levels, salt, out);
   } catch (const std::bad_alloc&) {
     return detail::raise(errcomm, MPI_ERR_NO_MEM, "Split_Comm: out of memory for a new range");
   }
@@ -353,7 +365,8 @@ namespace {
 // The part of Split_Comm_below that allocates. The k-th range first..last:stride of a parent
 // (at `levels`) is the same communicator at every member: its identity is derived from the
 // parent's, the coordinates and k.
-int make_range(RangeState& parent, int first, int last, int stride, int levels, Comm* out) {
+int make_range(RangeState& parent, int first, int last, int stride, int levels,
+               std::uint64_t salt, Comm* out) {
   int me = parent.rank;
   auto s = detail::new_range_state();
   set_parent(*s, parent);
@@ -370,7 +383,9 @@ int make_range(RangeState& parent, int first, int last, int stride, int levels, 
     s->stride = s->size > 1 ? parent.stride * stride : 1;
   }
   s->depth = parent.depth + levels;
-  detail::set_identity(*s, parent, detail::digest_range(first, last, stride, levels));
+  std::uint64_t digest = detail::digest_range(first, last, stride, levels);
+  if (salt != 0) digest = detail::digest_words({digest, salt});
+  detail::set_identity(*s, parent, digest);
   *out = CommAccess::make(std::move(s));
   return MPI_SUCCESS;
 }

@@ -105,10 +105,12 @@ inline int comm_lane(const RangeState& s) {
 }
 // The MPI communicator and tag of a message of `kind` with `payload` from s to its rank `dest`
 // (not this process), after sending whatever must precede it: this process's binding when
-// it is the first message to dest, or the message's header when s has no slot.
+// it is the first message to dest, or the message's header when s has no slot or the payload
+// (a user tag) does not fit TagLayout::max_payload.
 int prepare_send(RangeState& s, int dest, TagLayout::Kind kind, int payload, MPI_Comm* comm,
                  int* tag);
-// The same for the common case, without a call: s has a slot and dest has its binding.
+// The same for the common case, without a call: s has a slot and dest has its binding (the
+// payload must fit TagLayout::max_payload).
 inline bool fast_send_envelope(const RangeState& s, int dest, TagLayout::Kind kind, int payload,
                                MPI_Comm* comm, int* tag) {
   if (s.slot < 0 || !s.peers || !s.peers[dest].bound) return false;

@@ -1,12 +1,12 @@
 // Request and Message handles and the MPI completion calls over them.
-#include <sched.h>
-
+#include "backoff.hpp"
 #include "errors.hpp"
 #include "request_access.hpp"
 #include "status.hpp"
 
 namespace rangecomm {
 
+using detail::Backoff;
 using detail::RequestAccess;
 
 namespace {
@@ -25,19 +25,6 @@ class DoneOp final : public detail::Operation {
  private:
   MPI_Status status_;
   int rc_;
-};
-
-// Busy-polling starves the other ranks when there are more ranks than cores: after a burst
-// of polls, give the core away between polls.
-class Backoff {
- public:
-  void pause() {
-    if (detail::g_pause_hook != nullptr) return detail::g_pause_hook();
-    if (++polls_ > 64) sched_yield();
-  }
-
- private:
-  int polls_ = 0;
 };
 
 MPI_Status* or_ignore(MPI_Status* statuses, int i) {

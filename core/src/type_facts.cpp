@@ -4,6 +4,11 @@ namespace rangecomm::detail {
 
 TypeFactsSlot g_type_facts_slots[1 << kTypeFactsSlotBits];
 
+HeldType::~HeldType() {
+  int finalized = 0;
+  if (owned_ && MPI_Finalized(&finalized) == MPI_SUCCESS && !finalized) MPI_Type_free(&type_);
+}
+
 TypeFacts type_facts_miss(MPI_Datatype type) {
   TypeFacts f;
   MPI_Type_size(type, &f.size);

@@ -56,4 +56,28 @@ inline TypeFacts type_facts(MPI_Datatype type) {
   return type_facts_miss(type);
 }
 
+// The datatype of an operation that goes on after the call that started it returned. MPI lets
+// the program free a datatype at once: operations using it complete normally (MPI_TYPE_FREE;
+// ROMIO's collective I/O frees the types of the receives it has just posted). A derived type
+// is therefore duplicated, and the duplicate freed with the operation; a predefined type is
+// kept as it is, at the cost of a cache lookup.
+class HeldType {
+ public:
+  explicit HeldType(MPI_Datatype type) : type_(type) {
+    if (type != MPI_DATATYPE_NULL && !type_facts(type).predefined &&
+        MPI_Type_dup(type, &type_) == MPI_SUCCESS)
+      owned_ = true;
+    else
+      type_ = type;  // (a failed dup leaves the program's handle in use, as before)
+  }
+  ~HeldType();
+  HeldType(const HeldType&) = delete;
+  HeldType& operator=(const HeldType&) = delete;
+  MPI_Datatype get() const { return type_; }
+
+ private:
+  MPI_Datatype type_;
+  bool owned_ = false;
+};
+
 }  // namespace rangecomm::detail

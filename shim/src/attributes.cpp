@@ -143,7 +143,7 @@ extern "C" int rc_fake_MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void* a
                                          int* flag) {
   FakeComm* c = nullptr;
   if (int rc = get_comm(comm, "MPI_Comm_get_attr", &c)) return rc;
-  if (comm_keyval == MPI_TAG_UB) {  // tags beyond this do not fit a range's messages
+  if (comm_keyval == MPI_TAG_UB) {  // MPI_COMM_WORLD's: one bound for every communicator
     static int tag_ub = rangecomm::max_user_tag();
     *static_cast<void**>(attribute_val) = &tag_ub;
     *flag = 1;

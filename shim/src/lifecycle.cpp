@@ -43,8 +43,10 @@ int delete_map(MPI_Comm, int, void* value, void*) {
   return MPI_SUCCESS;
 }
 
-// Runs when MPI_Finalize deletes MPI_COMM_SELF's attributes, newest first: after the program's
-// own (which may still free range communicators), before core closes its channels.
+// Runs when MPI_Finalize deletes MPI_COMM_WORLD's attributes, newest first (after
+// MPI_COMM_SELF's; MPICH and Open MPI): after the program's own delete callbacks on both, which
+// may still use and free library communicators (PETSc frees its inner communicators there, HDF5
+// closes files), and before core closes its channels (core/src/range.cpp).
 int shut_down(MPI_Comm, int, void*, void*) {
   if (g_report) print_report();
   finish_detached();
@@ -99,7 +101,7 @@ int attach_world() {
   MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_map, &g_world.map_keyval, nullptr);
   int shutdown_keyval = MPI_KEYVAL_INVALID;
   MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, shut_down, &shutdown_keyval, nullptr);
-  MPI_Comm_set_attr(MPI_COMM_SELF, shutdown_keyval, nullptr);
+  MPI_Comm_set_attr(MPI_COMM_WORLD, shutdown_keyval, nullptr);
   MPI_Comm_free_keyval(&shutdown_keyval);
   if (g_accelerate) probe_hints();
   return MPI_SUCCESS;

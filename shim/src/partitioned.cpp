@@ -5,11 +5,11 @@
 //
 // Where the traffic goes. Every partitioned request travels on a *hidden channel*: a library
 // communicator of just its two processes, made locally from the program's range with
-// rangecomm::Split_Comm_below(range, lo, hi, hi - lo, levels), lo and hi being the two ranks.
-// Both processes derive the same identity without a message, because
-//  * the creation's digest holds the pair, and `levels` = kPartitionedLevels + 2 * tag + (whether
-//    the sender is the lower rank): it names (sender, receiver, tag) and nothing else the shim
-//    creates (its own creations use levels 1 and 2, docs/tag-layout.md);
+// rangecomm::Split_Comm_salted(range, lo, hi, hi - lo, kPartitionedLevels, salt), lo and hi
+// being the two ranks. Both processes derive the same identity without a message, because
+//  * the creation's digest holds the pair, the levels and salt = 2 * tag + (whether the sender
+//    is the lower rank) + 1: it names (sender, receiver, tag) and nothing else the shim creates
+//    (its own creations use levels 1 and 2, docs/tag-layout.md);
 //  * the k-th creation with one digest from one parent is the same communicator at every
 //    member: the sender counts its Psend_inits to that receiver with that tag on this range,
 //    the receiver its Precv_inits from that sender with that tag, so the k-th of one side pairs
@@ -23,7 +23,8 @@
 // engine, messages to self) carries it; nothing in core had to change, and the pass-through path
 // of real handles is untouched.
 // Why not a reserved kind of tag, or one hidden communicator per range with the init order's
-// sequence number in the tag: the tag's payload is the user's tag (all 15 bits) and its kind bit
+// sequence number in the tag: the tag's payload is the user's tag (all 15 bits, larger tags
+// travelling with a header) and its kind bit
 // belongs to collectives (docs/tag-layout.md), so there is no room left without changing the
 // layout every message uses; a channel per request needs no room and makes MPI's matching do the
 // pairing.
@@ -95,13 +96,12 @@ using namespace rcshim;
 namespace {
 
 // Above every nesting level the shim's own creations use, so that the hidden channels' digests
-// (and their repeat counts) are theirs alone; 2 * 32767 + 1 more still fits the 24 bits of
-// levels a range digest keeps.
+// (and their repeat counts) are theirs alone.
 constexpr int kPartitionedLevels = 1 << 20;
-static_assert(kPartitionedLevels + 2 * 32767 + 1 < (1 << 24), "levels must fit a range digest");
 
-int channel_levels(int tag, bool lower_sends) {
-  return kPartitionedLevels + 2 * tag + (lower_sends ? 0 : 1);
+// Tags go up to MPI_TAG_UB (2^31 - 1 on Open MPI): 64 bits hold them.
+std::uint64_t channel_salt(int tag, bool lower_sends) {
+  return 2 * static_cast<std::uint64_t>(tag) + (lower_sends ? 0 : 1) + 1;
 }
 
 // Sends and receives to self waiting for their other side, per (communicator handle, tag).
@@ -134,7 +134,8 @@ int self_channel(MPI_Comm comm, const rangecomm::Comm& range, bool send, int tag
     }
   }
   int me = range.rank();
-  if (int rc = rangecomm::Split_Comm_below(range, me, me, 1, channel_levels(tag, true), out))
+  if (int rc = rangecomm::Split_Comm_salted(range, me, me, 1, kPartitionedLevels,
+                                           channel_salt(tag, true), out))
     return raise_on(comm, rc);
   SelfPending& e = table[key];
   if (e.owner.is_null()) e.owner = range;
@@ -157,8 +158,8 @@ int make_channel(MPI_Comm comm, const rangecomm::Comm& range, Partitioned* p) {
   int lo = std::min(me, p->peer), hi = std::max(me, p->peer);
   int sender = p->send ? me : p->peer;
   p->channel_peer = p->peer < me ? 0 : 1;
-  int rc = rangecomm::Split_Comm_below(range, lo, hi, hi - lo, channel_levels(p->tag, sender == lo),
-                                       &p->channel);
+  int rc = rangecomm::Split_Comm_salted(range, lo, hi, hi - lo, kPartitionedLevels,
+                                        channel_salt(p->tag, sender == lo), &p->channel);
   return rc == MPI_SUCCESS ? rc : raise_on(comm, rc);
 }
 

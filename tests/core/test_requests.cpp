@@ -1,4 +1,5 @@
 // Requests and statuses: every completion call, with MPI's exact semantics.
+#include <climits>
 #include <numeric>
 
 #include "p2p_util.hpp"
@@ -305,28 +306,63 @@ TEST_CASE("bad point-to-point arguments give the proper error class") {
   int p = w.size(), x = 0;
   Request r;
   MPI_Status st;
+  int ub = rangecomm::max_user_tag();  // MPI_TAG_UB, as on every MPI communicator
   CHECK(error_class(rangecomm::Send(&x, 1, MPI_INT, p, 0, w)) == MPI_ERR_RANK);
   CHECK(error_class(rangecomm::Send(&x, 1, MPI_INT, -3, 0, w)) == MPI_ERR_RANK);
   CHECK(error_class(rangecomm::Send(&x, 1, MPI_INT, MPI_ANY_SOURCE, 0, w)) == MPI_ERR_RANK);
-  CHECK(error_class(rangecomm::Send(&x, 1, MPI_INT, 0, 32768, w)) == MPI_ERR_TAG);
+  if (ub < INT_MAX) CHECK(error_class(rangecomm::Send(&x, 1, MPI_INT, 0, ub + 1, w)) == MPI_ERR_TAG);
   CHECK(error_class(rangecomm::Send(&x, 1, MPI_INT, 0, -1, w)) == MPI_ERR_TAG);
   CHECK(error_class(rangecomm::Send(&x, 1, MPI_INT, 0, MPI_ANY_TAG, w)) == MPI_ERR_TAG);
   CHECK(error_class(rangecomm::Send(&x, -1, MPI_INT, 0, 0, w)) == MPI_ERR_COUNT);
   CHECK(error_class(rangecomm::Send(&x, 1, MPI_DATATYPE_NULL, 0, 0, w)) == MPI_ERR_TYPE);
   CHECK(error_class(rangecomm::Send(&x, 1, MPI_INT, 0, 0, Comm())) == MPI_ERR_COMM);
   CHECK(error_class(rangecomm::Irecv(&x, 1, MPI_INT, p, 0, w, &r)) == MPI_ERR_RANK);
-  CHECK(error_class(rangecomm::Irecv(&x, 1, MPI_INT, 0, 40000, w, &r)) == MPI_ERR_TAG);
+  CHECK(error_class(rangecomm::Irecv(&x, 1, MPI_INT, 0, -7, w, &r)) == MPI_ERR_TAG);
   CHECK(error_class(rangecomm::Irecv(&x, -2, MPI_INT, 0, 0, w, &r)) == MPI_ERR_COUNT);
   CHECK(error_class(rangecomm::Recv(&x, 1, MPI_INT, 0, 0, Comm(), &st)) == MPI_ERR_COMM);
   CHECK(error_class(rangecomm::Probe(p + 1, 0, w, &st)) == MPI_ERR_RANK);
   int flag = 0;
-  CHECK(error_class(rangecomm::Iprobe(0, 1 << 20, w, &flag, &st)) == MPI_ERR_TAG);
+  CHECK(error_class(rangecomm::Iprobe(0, -2, w, &flag, &st)) == MPI_ERR_TAG);
   CHECK(r.is_null());  // failed calls leave no request behind
-  CHECK(rangecomm::max_user_tag() >= 32767);
-  // Tag 32767 itself is fine.
-  REQUIRE(rangecomm::Send(&x, 1, MPI_INT, w.rank(), 32767, w) == MPI_SUCCESS);
-  REQUIRE(rangecomm::Recv(&x, 1, MPI_INT, w.rank(), 32767, w, &st) == MPI_SUCCESS);
-  CHECK(st.MPI_TAG == 32767);
+  int* world_ub = nullptr;
+  MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &world_ub, &flag);
+  REQUIRE(flag);
+  CHECK(ub == *world_ub);
+  // Tags 32767 (the last that fits the MPI tag) and MPI_TAG_UB itself are fine.
+  for (int tag : {32767, ub}) {
+    REQUIRE(rangecomm::Send(&x, 1, MPI_INT, w.rank(), tag, w) == MPI_SUCCESS);
+    REQUIRE(rangecomm::Recv(&x, 1, MPI_INT, w.rank(), tag, w, &st) == MPI_SUCCESS);
+    CHECK(st.MPI_TAG == tag);
+  }
+}
+
+TEST_CASE("tags above 32767 keep MPI's matching and order") {
+  // They travel with a header message (docs/tag-layout.md); small and big tags interleaved
+  // must still be received by tag and, by MPI_ANY_TAG, in the order sent.
+  Comm w = world();
+  int p = w.size(), me = w.rank(), ub = rangecomm::max_user_tag();
+  int to = (me + 1) % p, from = (me + p - 1) % p;
+  const int tags[] = {ub, 3, 40000, ub, 32767, ub - 1};
+  const int n = 6;
+  int out[n], in[n];
+  Request sends[n];
+  for (int i = 0; i < n; ++i) {
+    out[i] = 100 * me + i;
+    REQUIRE(rangecomm::Isend(&out[i], 1, MPI_INT, to, tags[i], w, &sends[i]) == MPI_SUCCESS);
+  }
+  MPI_Status st;
+  REQUIRE(rangecomm::Recv(&in[3], 1, MPI_INT, from, ub, w, &st) == MPI_SUCCESS);
+  CHECK(in[3] == 100 * from + 0);  // the first of the two with tag ub
+  REQUIRE(rangecomm::Recv(&in[2], 1, MPI_INT, from, 40000, w, &st) == MPI_SUCCESS);
+  CHECK(in[2] == 100 * from + 2);
+  for (int i : {1, 3, 4, 5}) {
+    int got = -1;
+    REQUIRE(rangecomm::Recv(&got, 1, MPI_INT, from, MPI_ANY_TAG, w, &st) == MPI_SUCCESS);
+    CHECK(got == 100 * from + i);
+    CHECK(st.MPI_TAG == tags[i]);
+    CHECK(st.MPI_SOURCE == from);
+  }
+  for (auto& s : sends) REQUIRE(rangecomm::Wait(&s, MPI_STATUS_IGNORE) == MPI_SUCCESS);
 }
 
 namespace {

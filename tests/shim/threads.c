@@ -9,7 +9,8 @@
  *    local ranges) on two overlapping copies of one range at once.
  * 3. Blocking calls on range communicators never hold the library against the other thread: a
  *    thread blocked in MPI_Recv waits for a message that the other thread sends only after a
- *    collective of its own, on this process (a message to self) and across processes.
+ *    collective of its own, on this process (a message to self) and across processes; the same
+ *    with a thread blocked in MPI_Probe and MPI_Mprobe (wildcard and specific).
  *
  *   threads [iterations]   (default 60)
  *
@@ -144,6 +145,32 @@ static void blocked_receive(int thread) {
   }
 }
 
+static void blocked_probe(int thread) {
+  MPI_Comm c = ranges[0];
+  const int right = (rank + 1) % size, left = (rank + size - 1) % size;
+  if (thread == 0) {
+    int got = -1, count = -1;
+    MPI_Status st;
+    MPI_Message message;
+    CHECK_MPI(MPI_Probe(MPI_ANY_SOURCE, 13, c, &st));
+    CHECK_MPI(MPI_Get_count(&st, MPI_INT, &count));
+    CHECK(st.MPI_SOURCE == rank && count == 1, "probe of the self message: source %d, count %d",
+          st.MPI_SOURCE, count);
+    CHECK_MPI(MPI_Recv(&got, 1, MPI_INT, rank, 13, c, MPI_STATUS_IGNORE));
+    CHECK(got == 700 + rank, "self message after the probe %d", got);
+    CHECK_MPI(MPI_Mprobe(left, 14, c, &message, &st));
+    CHECK_MPI(MPI_Mrecv(&got, 1, MPI_INT, &message, &st));
+    CHECK(got == 800 + left && st.MPI_SOURCE == left, "message from the left after Mprobe %d",
+          got);
+  } else {
+    usleep(20000); /* let the other thread block in its probe first */
+    sum_check(ranges[1], size, thread, "collective while the other thread probes");
+    int mine = 700 + rank, onward = 800 + rank;
+    CHECK_MPI(MPI_Send(&mine, 1, MPI_INT, rank, 13, c));
+    CHECK_MPI(MPI_Send(&onward, 1, MPI_INT, right, 14, c));
+  }
+}
+
 int main(int argc, char **argv) {
   int provided = MPI_THREAD_SINGLE;
   CHECK_MPI(MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided));
@@ -169,6 +196,8 @@ int main(int argc, char **argv) {
   note("traffic on two ranges from two threads: done");
   in_two_threads(blocked_receive);
   note("blocked receive: done");
+  in_two_threads(blocked_probe);
+  note("blocked probe: done");
 
   for (int t = 0; t < 2; ++t) {
     CHECK_MPI(MPI_Comm_free(&ranges[t]));

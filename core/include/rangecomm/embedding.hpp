@@ -36,6 +36,11 @@ std::uint32_t Comm_context(const Comm& comm);
 // creations alike (those collective over the parent) and others not (local ones) keeps their
 // repeat counts apart by giving them different levels. All members must pass the same levels.
 int Split_Comm_below(const Comm& parent, int first, int last, int stride, int levels, Comm* out);
+// Split_Comm_below for a layer that makes one range for each of many keys of its own (the
+// shim's partitioned channels: a tag and a direction): creations with different salts are
+// different communicators, each with its own repeat count. Salt 0 is Split_Comm_below.
+int Split_Comm_salted(const Comm& parent, int first, int last, int stride, int levels,
+                      std::uint64_t salt, Comm* out);
 // The communicator of the parent's ranks ranks[0..n-1] (in that rank order, all distinct), made
 // locally as Split_Comm_below makes a range: for creations collective over the parent
 // (MPI_Comm_split and MPI_Comm_create), which every member makes in the same order.

@@ -14,7 +14,8 @@
 
 namespace rangecomm {
 
-// Largest user tag accepted on ranges of this process's channels (>= 32767).
+// Largest user tag accepted on ranges: MPI_TAG_UB, as on every MPI communicator (>= 32767).
+// Tags above 32767 cost one more small message each (docs/tag-layout.md).
 int max_user_tag();
 
 int Send(const void* buf, int count, MPI_Datatype type, int dest, int tag, const Comm& comm);
