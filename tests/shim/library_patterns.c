@@ -8,6 +8,10 @@
  *   probes and matched probes, in MPI's order.
  * - A derived datatype freed right after the nonblocking operation that uses it is started
  *   (ROMIO's collective I/O does this): MPI completes the operation as if it were not freed.
+ * - Floating-point sums of MPI_Allreduce on a duplicate have the bits of the same sum on
+ *   MPI_COMM_WORLD (PETSc's residual norms and its iteration counts follow them): checked for
+ *   vectors up to 512 bytes, where MPICH and Open MPI add in recursive doubling's association at
+ *   the process counts tested.
  * - Attribute delete callbacks that MPI_Finalize runs (MPI_COMM_SELF's, newest first, and those
  *   still on MPI_COMM_WORLD where the MPI runs them) may still use and free the communicators
  *   the program duplicated: PETSc frees its inner communicators there, HDF5 closes files. */
@@ -195,6 +199,26 @@ static void check_freed_types(MPI_Comm comm) {
   note("derived types freed while their operations run");
 }
 
+static void check_sum_bits(MPI_Comm comm) {
+  enum { most = 64 };
+  double x[most], on_world[most], on_comm[most];
+  unsigned seed = 12345u + 977u * (unsigned)rank;
+  for (int i = 0; i < most; ++i) {
+    seed = seed * 1103515245u + 12345u;
+    double unit = (double)(seed >> 8) / (double)(1u << 24) - 0.5;
+    x[i] = unit * (i % 3 == 0 ? 1e8 : i % 3 == 1 ? 1e-3 : 1.0);
+  }
+  const int counts[] = {1, 2, 8, most};
+  for (int k = 0; k < 4; ++k) {
+    CHECK_MPI(MPI_Allreduce(x, on_world, counts[k], MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
+    CHECK_MPI(MPI_Allreduce(x, on_comm, counts[k], MPI_DOUBLE, MPI_SUM, comm));
+    CHECK(memcmp(on_world, on_comm, sizeof(double) * counts[k]) == 0,
+          "MPI_Allreduce of %d doubles on a dup differs from MPI_COMM_WORLD's in the last bits",
+          counts[k]);
+  }
+  note("floating-point sums on a dup have MPI_COMM_WORLD's bits");
+}
+
 /* Finalize: callbacks that still use the program's duplicated communicators. */
 static MPI_Comm self_held, world_held;
 
@@ -245,6 +269,7 @@ int main(int argc, char **argv) {
   MPI_Comm comm, sub;
   CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &comm)); /* PETSc's inner communicator */
   check_tag_ub(comm);
+  check_sum_bits(comm);
   check_big_tags_blocking(comm);
   check_mixed_order(comm);
   check_big_tag_probes(comm);

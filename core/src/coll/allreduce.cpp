@@ -42,10 +42,11 @@ void add_recursive_doubling(Plan& s, void* buf, int count, MPI_Datatype type, MP
   fold.fold_out(s, buf, count, type, rank);
 }
 
-// Rabenseifner: a reduce-scatter by recursive halving, after which process newrank holds block
-// newrank reduced, then an allgather by recursive doubling. Each process sends and receives
-// about 2 * count elements in 2 * log2(pof2) exchanges. On a power of two the first step works
-// from sendbuf, so buf is never a copy of it; otherwise buf starts as one for the fold-in.
+// Rabenseifner: a reduce-scatter by recursive halving, nearest partner first (the association
+// of recursive doubling, as in MPICH), then an allgather that undoes its steps in reverse. Each
+// process sends and receives about 2 * count elements in 2 * log2(pof2) exchanges. On a power of
+// two the first step works from sendbuf, so buf is never a copy of it; otherwise buf starts as
+// one for the fold-in.
 void add_rabenseifner(Plan& s, const void* sendbuf, void* buf, int count, MPI_Datatype type,
                       MPI_Op op, int rank, int size) {
   detail::Fold fold(size);
@@ -56,24 +57,29 @@ void add_rabenseifner(Plan& s, const void* sendbuf, void* buf, int count, MPI_Da
   int newrank = fold.fold_in(s, buf, tmp, count, type, op, rank, true);
   if (newrank < 0) return;
   detail::Blocks mine(buf, count, type, fold.pof2), theirs(tmp, count, type, fold.pof2);
+  detail::HalvingSpans spans;
   detail::add_halving_reduce_scatter(s, mine, theirs, type, op, newrank, fold,
-                                     from_source ? &source : nullptr);
-  for (int mask = 1; mask < fold.pof2; mask <<= 1) {
-    int partner = newrank ^ mask;
-    int my_lo = newrank & ~(mask - 1), their_lo = partner & ~(mask - 1);
-    s.send(mine.at(my_lo), detail::span_length(mine, my_lo, my_lo + mask), type, fold.real(partner));
-    s.recv(mine.at(their_lo), detail::span_length(mine, their_lo, their_lo + mask), type,
-           fold.real(partner));
+                                     from_source ? &source : nullptr, &spans);
+  auto [lo, hi] = spans.kept;
+  for (int step = spans.steps - 1; step >= 0; --step) {
+    int partner = fold.real(newrank ^ (1 << step));
+    auto [whole_lo, whole_hi] = spans.before[step];
+    int their_lo = lo == whole_lo ? hi : whole_lo, their_hi = lo == whole_lo ? whole_hi : lo;
+    s.send(mine.at(lo), detail::span_length(mine, lo, hi), type, partner);
+    s.recv(mine.at(their_lo), detail::span_length(mine, their_lo, their_hi), type, partner);
     s.end_round();
+    lo = whole_lo;
+    hi = whole_hi;
   }
   fold.fold_out(s, buf, count, type, rank);
 }
 
-// Direct: every process sends its vector to every other one and folds all of them itself, in
-// rank order (x0 op (x1 op (... op x_{p-1}))), so every process computes the same result and a
-// non-commutative op is honoured. One round of messages instead of log2 p rounds that each wait
-// for a partner; p - 1 messages and p vectors of scratch per process, so only for small
-// messages on few processes.
+// Direct: every process sends its vector to every other one and combines all of them itself,
+// so every process computes the same result. One round of messages instead of log2 p rounds
+// that each wait for a partner; p - 1 messages and p vectors of scratch per process, so only
+// for small messages on few processes. The vectors are combined as recursive doubling combines
+// them (below), lower ranks on the left, so a non-commutative op is honoured and floating-point
+// sums have the bits MPI's own allreduce gives.
 void add_direct(Plan& s, void* buf, int count, MPI_Datatype type, MPI_Op op, int rank,
                 int size) {
   MPI_Aint extent = detail::type_facts(type).extent;
@@ -85,8 +91,17 @@ void add_direct(Plan& s, void* buf, int count, MPI_Datatype type, MPI_Op op, int
     recvs[i] = {slot(i), count, type};
   }
   detail::add_exchange(s, sends, recvs, false, false, rank, size);
+  // The association of recursive doubling as MPICH, and Open MPI's recursive doubling, run it
+  // (the same bits, checked against both at 3 to 5 processes): ranks 2k and 2k + 1 for
+  // k < rem first, then the pof2 partial results pairwise at distance 1, 2, 4, ... Each result
+  // lands in the higher slot (reduce writes its second operand), so item k of the pof2 lives
+  // in slot(fold.real(k)) and the whole in slot(size - 1).
+  detail::Fold fold(size);
+  for (int k = 0; k < fold.rem; ++k) s.reduce(slot(2 * k), slot(2 * k + 1), count, type, op);
+  for (int mask = 1; mask < fold.pof2; mask <<= 1)
+    for (int j = 0; j < fold.pof2; j += 2 * mask)
+      s.reduce(slot(fold.real(j + mask - 1)), slot(fold.real(j + 2 * mask - 1)), count, type, op);
   s.copy(slot(size - 1), count, type, buf, count, type);
-  for (int i = size - 2; i >= 0; --i) s.reduce(slot(i), buf, count, type, op);
 }
 
 void add_ring(Plan& s, const void* sendbuf, void* buf, int count, MPI_Datatype type,

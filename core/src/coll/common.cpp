@@ -108,10 +108,13 @@ void Fold::fold_out(Plan& s, const void* buf, int count, MPI_Datatype type, int 
 
 void add_halving_reduce_scatter(Plan& s, const Blocks& mine, const Blocks& theirs,
                                 MPI_Datatype type, MPI_Op op, int newrank, const Fold& fold,
-                                const Blocks* source) {
-  int lo = 0, hi = fold.pof2;
-  for (int mask = fold.pof2 / 2; mask > 0; mask >>= 1) {
-    int partner = fold.real(newrank ^ mask), mid = lo + mask;
+                                const Blocks* source, HalvingSpans* spans) {
+  int lo = 0, hi = fold.pof2, steps = 0;
+  while ((1 << steps) < fold.pof2) ++steps;
+  for (int step = 0; step < steps; ++step) {
+    int mask = spans != nullptr ? 1 << step : fold.pof2 >> (step + 1);
+    if (spans != nullptr) spans->before[step] = {lo, hi};
+    int partner = fold.real(newrank ^ mask), mid = (lo + hi) / 2;
     bool upper = (newrank & mask) != 0;
     int keep_lo = upper ? mid : lo, keep_hi = upper ? hi : mid;
     int give_lo = upper ? lo : mid, give_hi = upper ? mid : hi;
@@ -131,6 +134,10 @@ void add_halving_reduce_scatter(Plan& s, const Blocks& mine, const Blocks& their
     }
     lo = keep_lo;
     hi = keep_hi;
+  }
+  if (spans != nullptr) {
+    spans->steps = steps;
+    spans->kept = {lo, hi};
   }
 }
 

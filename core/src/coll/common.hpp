@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "../errors.hpp"
@@ -181,14 +182,26 @@ struct Fold {
   void fold_out(Plan& s, const void* buf, int count, MPI_Datatype type, int rank) const;
 };
 
+// The block spans a nearest-first halving went through: before[k] is what the process held
+// before step k (the partner at distance 2^k), kept what it holds at the end.
+struct HalvingSpans {
+  int steps = 0;
+  std::pair<int, int> before[31];
+  std::pair<int, int> kept;
+};
+
 // Appends Rabenseifner's reduce-scatter by recursive halving over `mine` (pof2 blocks of a
-// commutative op's vector; `theirs` the same layout over scratch): afterwards process newrank
-// holds block newrank fully reduced. With `source` (the caller's vector in the same layout, not
-// overlapping mine) the first step sends from and folds in source, so mine need not start as a
-// copy of it: the whole-vector copy is saved and only the blocks kept are written in mine.
+// commutative op's vector; `theirs` the same layout over scratch). Without `spans` the partners
+// are farthest first, and afterwards process newrank holds block newrank fully reduced. With
+// `spans` they are nearest first, as MPICH's allreduce pairs them, so that every element is
+// combined in recursive doubling's association (floating-point sums then have MPI's bits); the
+// blocks held are recorded there (the last is not block newrank). With `source` (the caller's
+// vector in the same layout, not overlapping mine) the first step sends from and folds in
+// source, so mine need not start as a copy of it: the whole-vector copy is saved and only the
+// blocks kept are written in mine.
 void add_halving_reduce_scatter(Plan& s, const Blocks& mine, const Blocks& theirs,
                                 MPI_Datatype type, MPI_Op op, int newrank, const Fold& fold,
-                                const Blocks* source = nullptr);
+                                const Blocks* source = nullptr, HalvingSpans* spans = nullptr);
 
 // Elements in blocks [lo, hi).
 inline int span_length(const Blocks& b, int lo, int hi) {
