@@ -413,6 +413,13 @@ TEST_CASE("bad collective arguments give the proper error class") {
   CHECK(cls == MPI_ERR_TYPE);
   MPI_Error_class(rangecomm::Barrier(rangecomm::Comm()), &cls);
   CHECK(cls == MPI_ERR_COMM);
+  // One buffer as both sendbuf and recvbuf (MPI_IN_PLACE is MPI's way): refused before any
+  // message, by every process of an Allreduce and by the root of a Reduce (whose recvbuf alone
+  // is significant), as MPICH refuses it.
+  MPI_Error_class(rangecomm::Allreduce(&x, &x, 1, MPI_INT, MPI_SUM, w), &cls);
+  CHECK(cls == MPI_ERR_BUFFER);
+  MPI_Error_class(rangecomm::Reduce(&x, &x, 1, MPI_INT, MPI_SUM, w.rank(), w), &cls);
+  CHECK(cls == MPI_ERR_BUFFER);
 }
 
 TEST_CASE("a derived datatype may be freed while a nonblocking collective uses it") {

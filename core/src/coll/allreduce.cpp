@@ -125,6 +125,10 @@ int allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, 
   detail::RangeState* s = nullptr;
   int rc = detail::check_reduction(comm, count, type, op, fn, &s);
   if (rc != MPI_SUCCESS) return rc;
+  if (sendbuf == recvbuf && count > 0)
+    return detail::raise(s->errcomm(), MPI_ERR_BUFFER,
+                         "%s: sendbuf and recvbuf are one buffer (MPI_IN_PLACE reduces in place)",
+                         fn);
   if (sendbuf == MPI_IN_PLACE) sendbuf = recvbuf;
   return detail::run(comm, request, [&](detail::Plan& plan) {
     long long bytes = detail::bytes_of(count, type);

@@ -100,6 +100,10 @@ int reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI
     if (s->rank != root)
       return detail::raise(s->errcomm(), MPI_ERR_BUFFER, "%s: MPI_IN_PLACE is only for the root", fn);
     sendbuf = recvbuf;
+  } else if (s->rank == root && sendbuf == recvbuf && count > 0) {
+    return detail::raise(s->errcomm(), MPI_ERR_BUFFER,
+                         "%s: sendbuf and recvbuf are one buffer (MPI_IN_PLACE reduces in place)",
+                         fn);
   }
   return detail::run(comm, request, [&](detail::Plan& plan) {
     long long bytes = detail::bytes_of(count, type);
