@@ -4,6 +4,7 @@
 // MPI_COMM_WORLD's, found through the map from their ranks to world ranks (docs/shim-design.md).
 #include <algorithm>
 #include <cstdlib>
+#include <utility>
 
 #include "objects.h"
 #include "report.h"
@@ -43,15 +44,23 @@ int delete_map(MPI_Comm, int, void* value, void*) {
   return MPI_SUCCESS;
 }
 
-// Runs when MPI_Finalize deletes MPI_COMM_WORLD's attributes, newest first (after
-// MPI_COMM_SELF's; MPICH and Open MPI): after the program's own delete callbacks on both, which
-// may still use and free library communicators (PETSc frees its inner communicators there, HDF5
-// closes files), and before core closes its channels (core/src/range.cpp).
-int shut_down(MPI_Comm, int, void*, void*) {
+// MPI_Finalize deletes MPI_COMM_SELF's attributes, then (MPICH and Open MPI) MPI_COMM_WORLD's,
+// each newest first. The shim lets go of what it holds in two steps, each an attribute set at
+// MPI_Init and so run after every callback the program set later:
+//  - on MPI_COMM_SELF: the report, detached requests, the requests and messages the program
+//    left (Open MPI 5 refuses MPI_Request_free once SELF's attributes are gone);
+//  - on MPI_COMM_WORLD: the communicators, which the program's callbacks on MPI_COMM_WORLD may
+//    still use and free (PETSc frees its inner communicators there), then core closes its
+//    channels (core/src/range.cpp).
+int shut_down_requests(MPI_Comm, int, void*, void*) {
   if (g_report) print_report();
   finish_detached();
   request_table().for_each([](std::uint32_t, FakeRequest& r) { r.inner = rangecomm::Request(); });
   message_table().for_each([](std::uint32_t, FakeMessage& m) { m.inner = rangecomm::Message(); });
+  return MPI_SUCCESS;
+}
+
+int shut_down(MPI_Comm, int, void*, void*) {
   std::vector<MPI_Comm> live;
   comm_table().for_each(
       [&](std::uint32_t i, FakeComm&) { live.push_back(rc_fake_comm_handle(i)); });
@@ -99,10 +108,13 @@ int attach_world() {
   g_world.fallback = private_copy("rangecomm fallback channel", 1);
   g_world.groups = private_copy("rangecomm group channel", 2);
   MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_map, &g_world.map_keyval, nullptr);
-  int shutdown_keyval = MPI_KEYVAL_INVALID;
-  MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, shut_down, &shutdown_keyval, nullptr);
-  MPI_Comm_set_attr(MPI_COMM_WORLD, shutdown_keyval, nullptr);
-  MPI_Comm_free_keyval(&shutdown_keyval);
+  for (auto [comm, step] : {std::pair{MPI_COMM_SELF, shut_down_requests},
+                             std::pair{MPI_COMM_WORLD, shut_down}}) {
+    int keyval = MPI_KEYVAL_INVALID;
+    MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, step, &keyval, nullptr);
+    MPI_Comm_set_attr(comm, keyval, nullptr);
+    MPI_Comm_free_keyval(&keyval);
+  }
   if (g_accelerate) probe_hints();
   return MPI_SUCCESS;
 }
