@@ -144,6 +144,34 @@ extern "C" int rc_fake_MPI_Comm_split_type(MPI_Comm comm, int split_type, int ke
   return made_from(comm, rc, newcomm);
 }
 
+// A file needs its communicator only while MPI_File_open runs: MPI_Comm_free lets every use of
+// a communicator finish, and MPI's own I/O keeps a duplicate for the file (ROMIO in MPICH and its
+// derivatives, OMPIO in Open MPI). So a real communicator made for the open alone is freed on
+// return, and a program keeping thousands of files open on library communicators (HDF5 opens
+// each file on a duplicate of the program's) holds no real communicator for them; the range's
+// fallback stays only where something else made it. Under the acceleration modes ROMIO's
+// duplicate is itself a library communicator, so on MPICH such files cost no context id at all.
+extern "C" int rc_fake_MPI_File_open(MPI_Comm comm, const char* filename, int amode,
+                                     MPI_Info info, MPI_File* fh) {
+  FakeComm* c = nullptr;
+  if (int rc = fake_range(comm, "MPI_File_open", &c)) return rc;
+  bool made_here = c->real == MPI_COMM_NULL;
+  MPI_Comm real = MPI_COMM_NULL;
+  if (int rc = rc_real_comm_of(comm, &real)) return rc;
+  int rc = MPI_SUCCESS;
+  {
+    Unlocked unlocked;  // a collective, and ROMIO calls MPI back on library communicators
+    rc = MPI_File_open(real, filename, amode, info, fh);
+  }
+  c = find_comm(comm);  // another thread may not free it meanwhile (MPI forbids), but look again
+  if (made_here && c != nullptr && c->real == real) {
+    forget_fallback(real);
+    c->real = MPI_COMM_NULL;
+    MPI_Comm_free(&real);
+  }
+  return rc;
+}
+
 namespace {
 
 // splitmix64's finaliser: spreads identities and tags over the channels' tag space.

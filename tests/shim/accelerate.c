@@ -9,12 +9,19 @@
  *                    SHIM_TEST_SELF_DUPS, else 100000; sanitized builds set 10000), then
  *                    SHIM_TEST_WORLD_COMMS (default N) communicators of every process alive at
  *                    once (dups, splits and create_groups of MPI_COMM_WORLD in turn), each used
- *                    for a message round and an all-reduction; and a chain of 3000 creations,
- *                    each from the one before, all alive
+ *                    for a message round and an all-reduction; a chain of 3000 creations,
+ *                    each from the one before, all alive; and SHIM_TEST_FILES (default 2500)
+ *                    files open at once, each on its own duplicate of MPI_COMM_WORLD as HDF5
+ *                    opens them (more than MPICH's context ids allow natively, where each file
+ *                    costs two: the program's duplicate and MPI's own)
  *
  * Run by run_shim_test.py (linked and preloaded) with RANGECOMM_MODE=accelerate, and with
  * RANGECOMM_MODE=shadow, where MPI's other intracommunicators (here a merge) are replaced too. */
 #include "shim_check.h" /* first: it asks for _GNU_SOURCE */
+
+#include <errno.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 static int (*is_range_fn)(MPI_Comm, int *);
 static int shadow; /* RANGECOMM_MODE=shadow: MPI's other intracommunicators are replaced too */
@@ -406,6 +413,81 @@ static void test_many_world(int n, int r, int p) {
   free(comms);
 }
 
+/* n files open at once in a fresh folder of TMPDIR, each on its own duplicate of
+ * MPI_COMM_WORLD that stays alive until the file is closed (as HDF5 keeps its own); the first
+ * tenth frees it at once instead (MPI lets a file outlive the communicator it was opened on). Every
+ * process writes its rank and the file's number at its own offset with a collective
+ * write, and once all are open each file is read back whole and checked, then closed. ROMIO
+ * gives each open file a collective buffer of cb_buffer_size bytes (16 MiB by default, which
+ * meson's MALLOC_PERTURB_ touches: 40 GB for 2500 files), so the files ask for 64 KiB. */
+static void test_many_files(int n, int r, int p) {
+  struct rlimit files;
+  CHECK(getrlimit(RLIMIT_NOFILE, &files) == 0, "getrlimit: %s", strerror(errno));
+  if (files.rlim_cur < files.rlim_max) {
+    files.rlim_cur = files.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &files);
+    getrlimit(RLIMIT_NOFILE, &files);
+  }
+  if (files.rlim_cur != RLIM_INFINITY && (rlim_t)n + 64 > files.rlim_cur) {
+    n = (int)files.rlim_cur - 64;
+    if (r == 0) printf("files: %d at once (the descriptor limit of this machine)\n", n);
+  }
+  char folder[4096] = {0};
+  if (r == 0) {
+    const char *tmp = getenv("TMPDIR");
+    snprintf(folder, sizeof folder, "%s/rangecomm-files-XXXXXX", tmp != NULL ? tmp : "/tmp");
+    CHECK(mkdtemp(folder) != NULL, "mkdtemp %s: %s", folder, strerror(errno));
+  }
+  CHECK_MPI(MPI_Bcast(folder, sizeof folder, MPI_CHAR, 0, MPI_COMM_WORLD));
+  MPI_File *fh = malloc(sizeof(MPI_File) * (size_t)n);
+  MPI_Comm *dup = malloc(sizeof(MPI_Comm) * (size_t)n);
+  int *back = malloc(sizeof(int) * 2 * (size_t)p);
+  CHECK(fh != NULL && dup != NULL && back != NULL, "out of memory");
+  char name[4200];
+  MPI_Info info;
+  CHECK_MPI(MPI_Info_create(&info));
+  CHECK_MPI(MPI_Info_set(info, "cb_buffer_size", "65536"));
+  for (int i = 0; i < n; ++i) {
+    CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &dup[i]));
+    snprintf(name, sizeof name, "%s/%d", folder, i);
+    int rc = MPI_File_open(dup[i], name, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh[i]);
+    CHECK(rc == MPI_SUCCESS, "MPI_File_open of file %d failed with %d", i, rc);
+    if (i < n / 10) CHECK_MPI(MPI_Comm_free(&dup[i]));
+    int mine[2] = {r, i};
+    MPI_Offset at = (MPI_Offset)sizeof mine * r;
+    CHECK(MPI_File_write_at_all(fh[i], at, mine, 2, MPI_INT, MPI_STATUS_IGNORE) == MPI_SUCCESS,
+          "writing file %d failed", i);
+  }
+  for (int i = 0; i < n; ++i) {
+    CHECK(MPI_File_sync(fh[i]) == MPI_SUCCESS, "MPI_File_sync of file %d failed", i);
+    CHECK(MPI_File_read_at_all(fh[i], 0, back, 2 * p, MPI_INT, MPI_STATUS_IGNORE) ==
+              MPI_SUCCESS, "reading file %d failed", i);
+    for (int q = 0; q < p; ++q)
+      CHECK(back[2 * q] == q && back[2 * q + 1] == i, "file %d holds %d %d at process %d's place",
+            i, back[2 * q], back[2 * q + 1], q);
+    MPI_Group group;
+    int size = -1;
+    CHECK_MPI(MPI_File_get_group(fh[i], &group));
+    CHECK_MPI(MPI_Group_size(group, &size));
+    CHECK(size == p, "file %d: its group has %d processes", i, size);
+    CHECK_MPI(MPI_Group_free(&group));
+    CHECK(MPI_File_close(&fh[i]) == MPI_SUCCESS, "closing file %d failed", i);
+    if (i >= n / 10) CHECK_MPI(MPI_Comm_free(&dup[i]));
+  }
+  CHECK_MPI(MPI_Info_free(&info));
+  CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+  if (r == 0) {
+    for (int i = 0; i < n; ++i) {
+      snprintf(name, sizeof name, "%s/%d", folder, i);
+      unlink(name);
+    }
+    rmdir(folder);
+  }
+  free(back);
+  free(dup);
+  free(fh);
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   shim_test_begin();
@@ -432,6 +514,10 @@ int main(int argc, char **argv) {
   int n_world = world != NULL ? atoi(world) : n;
   CHECK(n_world > 0, "SHIM_TEST_WORLD_COMMS must be positive");
   test_many_world(n_world, r, p);
+  const char *files = getenv("SHIM_TEST_FILES");
+  int n_files = files != NULL ? atoi(files) : 2500;
+  CHECK(n_files > 0, "SHIM_TEST_FILES must be positive");
+  test_many_files(n_files, r, p);
   MPI_Barrier(MPI_COMM_WORLD);
   shim_test_end();
   MPI_Finalize();
