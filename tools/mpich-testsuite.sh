@@ -54,28 +54,8 @@ fetch() {
   [[ -f $source_dir/.complete ]] && return 0
   [[ $version == "$installed" ]] ||
     { echo "mpich-testsuite: MPICH $version's suite is not in $cache (fetch it where that version is installed)"; return 1; }
-  command -v dpkg-source >/dev/null ||
-    { echo "mpich-testsuite: apt-get source needs dpkg-source (dpkg-dev; tools/setup.sh installs it)"; return 1; }
-  local apt=$cache/apt codename
-  codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-bookworm}")
-  mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial" "$cache/download"
-  # A private deb-src list, state and cache: the system's apt configuration stays as it is.
-  cat >"$apt/sources.list" <<EOF
-deb-src ${MPICH_SUITE_MIRROR:-http://deb.debian.org/debian} $codename main
-deb-src ${MPICH_SUITE_MIRROR:-http://deb.debian.org/debian} $codename-updates main
-deb-src ${MPICH_SUITE_SECURITY_MIRROR:-http://deb.debian.org/debian-security} $codename-security main
-EOF
-  local options=(-o "Dir::Etc::SourceList=$apt/sources.list" -o Dir::Etc::SourceParts=/dev/null
-                 -o "Dir::State::Lists=$apt/lists" -o "Dir::Cache=$apt/cache"
-                 -o Debug::NoLocking=1 -o APT::Sandbox::User="$(id -un)")
-  local start=$SECONDS log
-  log=$(apt-get "${options[@]}" -q update 2>&1) ||
-    { echo "$log" | tail -n 20; echo "mpich-testsuite: apt-get update failed"; return 1; }
-  rm -rf "$cache/download/mpich-"*/
-  log=$(cd "$cache/download" && apt-get "${options[@]}" -q source "mpich=$version" 2>&1) ||
-    { echo "$log" | tail -n 20; echo "mpich-testsuite: apt-get source mpich=$version failed"; return 1; }
-  local unpacked
-  unpacked=$(find "$cache/download" -mindepth 1 -maxdepth 1 -type d -name 'mpich-*' | head -n 1)
+  local unpacked=$cache/download/mpich-$version
+  tools/apt-source.sh "mpich=$version" "$unpacked" || return 1
   [[ -d $unpacked/test/mpi ]] ||
     { echo "mpich-testsuite: no test/mpi in the source package"; return 1; }
   rm -rf "$source_dir"
@@ -84,7 +64,6 @@ EOF
   cp "$unpacked/COPYRIGHT" "$source_dir/" 2>/dev/null || true
   rm -rf "$unpacked"
   touch "$source_dir/.complete"
-  echo "mpich-testsuite: fetched mpich $version's test suite in $((SECONDS - start)) s"
 }
 
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds the MPICH and Open MPI variants and runs every test in both,
+# MPICH's test suite and the tests of PETSc and parallel HDF5 under the library,
 # on this machine's MPI generation (Debian 12: MPICH 4.0, Open MPI 4.1) and then on Debian 13's
 # (MPICH 4.2, Open MPI 5.0) in a Debian 13 root that tools/debian13.sh makes and caches. The last
 # line is always "N passed, N failed" summed over every stage (a build that fails counts as one
@@ -189,6 +190,14 @@ echo "== MPICH's test suite (tools/mpich-testsuite.sh)"
 suite_start=$SECONDS
 run_counted tools/mpich-testsuite.sh tools/mpich-testsuite.sh
 echo "== MPICH's test suite: $((SECONDS - suite_start)) s"
+
+# The libraries applications are built on, their own tests natively and in every mode:
+# PETSc's tutorials on Open MPI (Debian builds PETSc there only) and parallel HDF5's testpar
+# programs on both MPIs, the CI selection, about 5 minutes (docs/libraries.md; --full for all).
+echo "== Libraries' own tests (tools/library_tests.py)"
+suite_start=$SECONDS
+run_counted tools/library_tests.py python3 tools/library_tests.py
+echo "== Libraries' own tests: $((SECONDS - suite_start)) s"
 
 # The sanitized build: AddressSanitizer with LeakSanitizer, and UndefinedBehaviorSanitizer, on
 # Open MPI at 1-3 ranks (odd, janus and size-1 ranges; the larger counts run unsanitized in both

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Installs the system packages this project needs, if any are missing. Quiet when all are there.
+#   tools/setup.sh [PACKAGE...]   also these (tools/library_tests.py asks for the libraries')
 set -euo pipefail
 
 packages=(
@@ -12,6 +13,7 @@ packages=(
   python3-matplotlib  # plots of benchmark results
   python3-pycparser   # the shim's wrapper generator parses mpi.h
   dpkg-dev            # apt-get source unpacks MPICH's test suite (tools/mpich-testsuite.sh)
+  "$@"
 )
 
 missing=()
