@@ -7,7 +7,9 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-tools/setup.sh
+# The libraries of the "libraries" experiment too: HDF5 for both MPIs, FFTW-MPI and PETSc
+# (Debian builds those two on Open MPI).
+tools/setup.sh libhdf5-mpich-dev libhdf5-openmpi-dev libfftw3-mpi-dev petsc-dev
 
 # Configures $1 for MPI $2, or reconfigures it so that meson.build changes apply.
 build() {
