@@ -216,11 +216,10 @@ class Hdf5:
         flags = ["AM_CFLAGS=-std=c99 -w", "CFLAGS=-g -O1"]
         run_quiet(["make", "-C", "test", "-j2"] + flags + ["libh5test.la"], cwd=build, env=env,
                   what="building HDF5's test helper library")
-        library = f"/usr/lib/x86_64-linux-gnu/hdf5/{mpi}/libhdf5.so"
-        multiarch = subprocess.run(["gcc", "-print-multiarch"], stdout=subprocess.PIPE,
-                                   text=True).stdout.strip()
-        if multiarch:
-            library = f"/usr/lib/{multiarch}/hdf5/{mpi}/libhdf5.so"
+        # Where Debian's hdf5-<mpi>.pc (which meson reads for the bench programs too) says.
+        libdir = subprocess.run(["pkg-config", "--libs-only-L", f"hdf5-{mpi}"],
+                                stdout=subprocess.PIPE, text=True).stdout.split()
+        library = f"{libdir[0][2:] if libdir else '/usr/lib'}/libhdf5.so"
         run_quiet(["make", "-C", "testpar", "-j2"] + flags + [f"LIBHDF5={library}"] + programs,
                   cwd=build, env=env, what="building HDF5's testpar programs")
         return build / "testpar"

@@ -44,7 +44,11 @@ MPI_Errhandler forwarder() {
 
 }  // namespace
 
-void forget_fallback(MPI_Comm real) { owners().erase(real); }
+void drop_fallback(FakeComm& c) {
+  if (c.real == MPI_COMM_NULL) return;
+  owners().erase(c.real);
+  MPI_Comm_free(&c.real);  // sets it to MPI_COMM_NULL
+}
 
 }  // namespace rcshim
 
@@ -164,11 +168,7 @@ extern "C" int rc_fake_MPI_File_open(MPI_Comm comm, const char* filename, int am
     rc = MPI_File_open(real, filename, amode, info, fh);
   }
   c = find_comm(comm);  // another thread may not free it meanwhile (MPI forbids), but look again
-  if (made_here && c != nullptr && c->real == real) {
-    forget_fallback(real);
-    c->real = MPI_COMM_NULL;
-    MPI_Comm_free(&real);
-  }
+  if (made_here && c != nullptr && c->real == real) drop_fallback(*c);
   return rc;
 }
 

@@ -278,8 +278,8 @@ void probe_hints();
 // At MPI_Finalize, after every library communicator is gone.
 void free_hint_snapshots();
 
-// The fallback communicator of a range is going away (fallback.cpp).
-void forget_fallback(MPI_Comm real);
+// Frees the range's fallback communicator, if it has one (fallback.cpp).
+void drop_fallback(FakeComm& c);
 
 // --- Groups and creation (comm_creation.cpp) ---
 

@@ -76,10 +76,7 @@ int new_comm(rangecomm::Comm range, MPI_Errhandler errhandler, MPI_Comm* out,
 void release_comm(MPI_Comm h) {
   FakeComm* c = find_comm(h);
   if (c == nullptr) return;
-  if (c->real != MPI_COMM_NULL) {
-    forget_fallback(c->real);
-    MPI_Comm_free(&c->real);
-  }
+  drop_fallback(*c);
   set_hints(*c, MPI_INFO_NULL);
   release_errhandler(c->errhandler);
   comm_table().release(rc_fake_comm_index(h));
