@@ -24,8 +24,13 @@ esac
 
 passed=0
 failed=0
+failures=()  # what failed, a line per test or stage, repeated above the summary line
 
 finish() {
+  if (( ${#failures[@]} > 0 )); then
+    echo "run-tests: what failed:"
+    printf '  %s\n' "${failures[@]}"
+  fi
   echo "run-tests: $((SECONDS / 60)) min $((SECONDS % 60)) s in all"
   echo "$passed passed, $failed failed"
   (( failed == 0 ))
@@ -45,11 +50,13 @@ configure() {
   fi || { echo "$log" | tail -n 40; return 1; }
 }
 
-# Prints "<passed> <failed>" from meson's test log, and the log tail of each failed test.
+# Prints "<passed> <failed>" from meson's test log, then the name and result of each failed test
+# a line each; the log tail of each failed test goes to standard error.
 summarize() {
   python3 - "$1" <<'PY'
 import json, sys
 passed = failed = 0
+names = []
 with open(sys.argv[1]) as log:
     for line in log:
         test = json.loads(line)
@@ -57,6 +64,7 @@ with open(sys.argv[1]) as log:
             passed += test["result"] != "SKIP"
             continue
         failed += 1
+        names.append(f"{test['name']}: {test['result']}")
         output = (test.get("stdout") or "") + (test.get("stderr") or "")
         tail = output.rstrip("\n").splitlines()[-40:]
         print(f"---- {test['name']}: {test['result']} (last {len(tail)} lines of its output)",
@@ -64,6 +72,7 @@ with open(sys.argv[1]) as log:
         for text in tail:
             print("  | " + text, file=sys.stderr)
 print(passed, failed)
+print("\n".join(names))
 PY
 }
 
@@ -88,22 +97,28 @@ build_and_test() {
   if ! configure "$dir" "$mpi" "${options[@]}" || ! meson compile -C "$dir"; then
     echo "run-tests: the $dir build failed"
     failed=$((failed + 1))
+    failures+=("$dir: the build")
     return
   fi
 
   echo "== $dir: test (built in $((SECONDS - start)) s)"
   start=$SECONDS
-  local testlog=$dir/meson-logs/testlog.json status p='' f=''
+  local testlog=$dir/meson-logs/testlog.json status p='' f='' name
   rm -f "$testlog"
   meson test -C "$dir" --no-rebuild "${test_options[@]}"
   status=$?
-  [[ -f $testlog ]] && read -r p f < <(summarize "$testlog")
+  if [[ -f $testlog ]]; then
+    { read -r p f; while read -r name; do failures+=("$dir: $name"); done; } \
+      < <(summarize "$testlog")
+  fi
   if [[ -z $f ]]; then
     echo "run-tests: no test log in $dir"
     p=0 f=1
+    failures+=("$dir: no test log")
   elif (( status != 0 && f == 0 )); then
     echo "run-tests: meson test exited with status $status in $dir"
     f=1
+    failures+=("$dir: meson test exited with status $status")
   fi
   passed=$((passed + p))
   failed=$((failed + f))
@@ -115,7 +130,7 @@ build_and_test() {
 # that line to the totals (a nonzero exit with no failure counted, or no such line, is one
 # failure). $1 names it in messages; the command follows.
 run_counted() {
-  local what=$1 log status p f
+  local what=$1 log status p f recap line
   shift
   log=$(mktemp)
   "$@" | tee "$log"
@@ -124,9 +139,21 @@ run_counted() {
     (( status != 0 && f == 0 )) && f=1
     passed=$((passed + p))
     failed=$((failed + f))
+    if (( f > 0 )); then
+      failures+=("$what: $f failed")
+      # The stage's own lines that name what failed: a nested run-tests' list, or else the
+      # lines that say FAILED or count failures (its summary line aside).
+      if grep -q '^run-tests: what failed:' "$log"; then
+        recap=$(sed -n '/^run-tests: what failed:/,/^run-tests: .* in all/{/^  /p}' "$log")
+      else
+        recap=$(head -n -1 "$log" | grep -E 'FAILED| [1-9][0-9]* failed' | head -n 20)
+      fi
+      while read -r line; do [[ -n $line ]] && failures+=("  $line"); done <<<"$recap"
+    fi
   else
     echo "run-tests: $what ended without its summary line"
     failed=$((failed + 1))
+    failures+=("$what: ended without its summary line")
   fi
   rm -f "$log"
 }
