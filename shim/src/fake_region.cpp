@@ -13,7 +13,7 @@
 
 #if defined(RC_FAKE_BASE_DYNAMIC)
 extern "C" {
-uintptr_t rc_fake_base = 0;  // set once, before main
+__attribute__((visibility("default"))) uintptr_t rc_fake_base = 0;  // set once, before main
 }
 #endif
 

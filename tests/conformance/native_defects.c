@@ -9,6 +9,7 @@
  * Every check computes the standard's answer itself (or takes it from the same MPI's blocking
  * call, MPI_Pack/MPI_Unpack) and compares. */
 #include <mpi.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -409,6 +410,56 @@ static int allgatherv_extents(const char *name, int units) {
   return report(name, defect, what);
 }
 
+/* MPI_Comm_idup and then another nonblocking collective on the same parent, completed together,
+ * in 3 threads at once, each on its own parent (a duplicate of MPI_COMM_WORLD); every other
+ * round one of them first splits its parent. MPI orders nonblocking collectives on one
+ * communicator by the order of their calls, an idup's included; the all-reduction must sum
+ * the ones of every process. */
+enum { kIdupThreads = 3 };
+static MPI_Comm idup_parent[kIdupThreads];
+static int idup_rounds, idup_bad[kIdupThreads], idup_sum[kIdupThreads];
+
+static void *idup_beside_iallreduce(void *arg) {
+  const int t = *(const int *)arg;
+  for (int i = 0; i < idup_rounds; ++i) {
+    MPI_Comm dup, split;
+    MPI_Request rq[2];
+    MPI_Status st[2]; /* not MPI_STATUSES_IGNORE: gcc 12 misreads MPICH's as an empty array */
+    int one = 1, sum = 0;
+    if (t > 0 && i % 2) {
+      MPI_Comm_split(idup_parent[t], rank % 2, -rank, &split);
+      MPI_Comm_free(&split);
+    }
+    MPI_Comm_idup(idup_parent[t], &dup, &rq[0]);
+    MPI_Iallreduce(&one, &sum, 1, MPI_INT, MPI_SUM, idup_parent[t], &rq[1]);
+    MPI_Waitall(2, rq, st);
+    if (sum != size && idup_bad[t]++ == 0) idup_sum[t] = sum;
+    MPI_Comm_free(&dup);
+  }
+  return NULL;
+}
+
+static int idup_overlap(const char *name, int rounds) {
+  pthread_t threads[kIdupThreads];
+  int ids[kIdupThreads], defect = 0;
+  char what[200] = "";
+  idup_rounds = rounds;
+  for (int t = 0; t < kIdupThreads; ++t) MPI_Comm_dup(MPI_COMM_WORLD, &idup_parent[t]);
+  for (int t = 0; t < kIdupThreads; ++t) {
+    ids[t] = t;
+    pthread_create(&threads[t], NULL, idup_beside_iallreduce, &ids[t]);
+  }
+  for (int t = 0; t < kIdupThreads; ++t) pthread_join(threads[t], NULL);
+  for (int t = 0; t < kIdupThreads; ++t) {
+    if (idup_bad[t] && !defect)
+      snprintf(what, sizeof what, "%d of %d all-reductions beside an idup were wrong (thread %d: "
+               "%d, want %d)", idup_bad[t], rounds, t, idup_sum[t], size);
+    defect |= idup_bad[t] != 0;
+    MPI_Comm_free(&idup_parent[t]);
+  }
+  return report(name, defect, what);
+}
+
 struct check {
   const char *name, *ranks, *about;
 };
@@ -426,14 +477,19 @@ static const struct check checks[] = {
     {"allgatherv-2int", "3", "Allgatherv of 5560 MPI_2INT [N [GAPPED]], rank 1 with gaps"},
     {"bcast-mixed", "2+", "Bcast of 262144 ints, the root as ints, the others as one element"},
     {"allgatherv-extents", "3", "Allgatherv of 5560 MPI_2INT [N], rank 0 receiving with gaps"},
+    {"idup-overlap", "3", "3 threads: Comm_idup and Iallreduce on one parent [N rounds: 2000]"},
 };
 
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
+  const char *name = argc > 1 ? argv[1] : "";
+  int provided = MPI_THREAD_SINGLE;
+  if (strcmp(name, "idup-overlap") == 0)
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  else
+    MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-  const char *name = argc > 1 ? argv[1] : "";
   int defect = 0, n = argc > 2 ? atoi(argv[2]) : 0; /* another size */
   if (strcmp(name, "trunc-self") == 0) defect = truncated(name, n ? n : 255, rank, rank);
   else if (strcmp(name, "trunc-eager") == 0) defect = truncated(name, n ? n : 1024, 0, size - 1);
@@ -452,6 +508,9 @@ int main(int argc, char **argv) {
   else if (strcmp(name, "bcast-mixed") == 0) defect = bcast_mixed(name, n ? n : 262144);
   else if (strcmp(name, "allgatherv-extents") == 0)
     defect = allgatherv_extents(name, n ? n : 5560);
+  else if (strcmp(name, "idup-overlap") == 0)
+    defect = provided == MPI_THREAD_MULTIPLE ? idup_overlap(name, n ? n : 2000)
+                                             : report(name, 1, "no MPI_THREAD_MULTIPLE");
   else if (rank == 0)
     for (size_t i = 0; i < sizeof checks / sizeof checks[0]; ++i)
       printf("%-22s ranks %-5s %s\n", checks[i].name, checks[i].ranks, checks[i].about);
