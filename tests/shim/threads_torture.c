@@ -2,7 +2,7 @@
  * MPI_THREAD_MULTIPLE, each with communicators of its own made and freed while the other
  * threads do the same, randomised by a seed that every process shares.
  *
- * Each iteration of a thread makes one communicator from the thread's own duplicate of
+ * Each iteration of a thread makes one communicator from the thread's own copy of
  * MPI_COMM_WORLD (dup, idup overlapped with a collective on the parent, split with reversed
  * keys, create_group, comm_create, a strided range through MPIX_Comm_create_range or
  * MPIX_Icomm_create_group where the library is there and MPI_Comm_create_group where it is not,
@@ -41,6 +41,12 @@ static const int open_mpi = 0;
 static unsigned long long seed = 1;
 
 static MPI_Comm base[kMaxThreads]; /* each thread's own duplicate of MPI_COMM_WORLD */
+/* Whether base[t] is the library's. The library's own calls (MPIX_) are made only on those: on
+ * a real communicator that has no identity of the library's (mode off), ranges are counted as
+ * the world's, and the same range made from two such parents by two threads at once could pair
+ * up crosswise (docs/tag-layout.md). Under mode off the odd threads' parents are ranges of the
+ * world, made in one order by the main thread, so that the library's calls run there too. */
+static int library_parent[kMaxThreads];
 static MPI_Comm cart[kMaxThreads]; /* each thread's periodic ring: real under every mode */
 static MPI_Comm shared;            /* point-to-point of all threads at once, a tag each */
 static pthread_barrier_t barrier;
@@ -166,10 +172,10 @@ static void make_comm(struct ctx *cx, struct made *m) {
       if (which == 0) {
         m->how = "MPI_Comm_create";
         CHECK_MPI(MPI_Comm_create(parent, group, &m->comm));
-      } else if (m->me != MPI_UNDEFINED && which == 1 && MPIX_Comm_create_range != NULL) {
+      } else if (m->me != MPI_UNDEFINED && which == 1 && library_parent[cx->thread]) {
         m->how = "MPIX_Comm_create_range";
         CHECK_MPI(MPIX_Comm_create_range(parent, first, last, stride, &m->comm));
-      } else if (m->me != MPI_UNDEFINED && MPIX_Icomm_create_group != NULL) {
+      } else if (m->me != MPI_UNDEFINED && library_parent[cx->thread]) {
         m->how = "MPIX_Icomm_create_group";
         MPI_Request rq;
         CHECK_MPI(MPIX_Icomm_create_group(parent, group, cx->iteration, &m->comm, &rq));
@@ -196,7 +202,7 @@ static void make_comm(struct ctx *cx, struct made *m) {
     default: /* a size-1 range of this process alone */
       m->how = "a range of one";
       strided(rank, rank, 1, m);
-      if (MPIX_Comm_create_range != NULL) {
+      if (library_parent[cx->thread]) {
         CHECK_MPI(MPIX_Comm_create_range(parent, rank, rank, 1, &m->comm));
       } else {
         CHECK_MPI(MPI_Comm_dup(MPI_COMM_SELF, &m->comm));
@@ -501,7 +507,11 @@ int main(int argc, char **argv) {
   const int periodic = 1;
   CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &shared));
   for (int t = 0; t < threads; ++t) {
-    CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &base[t]));
+    if (t % 2 == 1 && MPIX_Comm_create_range != NULL)
+      CHECK_MPI(MPIX_Comm_create_range(MPI_COMM_WORLD, 0, size - 1, 1, &base[t]));
+    else
+      CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &base[t]));
+    if (MPIX_Comm_is_range != NULL) CHECK_MPI(MPIX_Comm_is_range(base[t], &library_parent[t]));
     CHECK_MPI(MPI_Cart_create(MPI_COMM_WORLD, 1, &size, &periodic, 0, &cart[t]));
   }
   CHECK(pthread_barrier_init(&barrier, NULL, (unsigned)threads) == 0, "pthread_barrier_init");
