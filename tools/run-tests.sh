@@ -72,7 +72,8 @@ with open(sys.argv[1]) as log:
         for text in tail:
             print("  | " + text, file=sys.stderr)
 print(passed, failed)
-print("\n".join(names))
+for name in names:
+    print(name)
 PY
 }
 
@@ -119,7 +120,7 @@ build_and_test() {
   meson test -C "$dir" --no-rebuild "${test_options[@]}"
   status=$?
   if [[ -f $testlog ]]; then
-    { read -r p f; while read -r name; do failures+=("$dir: $name"); done; } \
+    { read -r p f; while read -r name; do [[ -n $name ]] && failures+=("$dir: $name"); done; } \
       < <(summarize "$testlog")
   fi
   if [[ -z $f ]]; then
