@@ -138,14 +138,11 @@ static void run(MPI_Comm c) {
 }
 
 int main(int argc, char **argv) {
-  int provided = MPI_THREAD_SINGLE;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-  shim_test_begin();
+  shim_init_thread_multiple(&argc, &argv);
   if (argc > 1) rounds = atoi(argv[1]);
   int wr, wp;
   MPI_Comm_rank(MPI_COMM_WORLD, &wr);
   MPI_Comm_size(MPI_COMM_WORLD, &wp);
-  CHECK(provided == MPI_THREAD_MULTIPLE, "MPI_THREAD_MULTIPLE not provided (%d)", provided);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   if (NATIVE_IS_ORACLE) {
     MPI_Comm dup;

@@ -84,4 +84,13 @@ static inline void shim_test_end(void) {
   shim_transcript_file = NULL;
 }
 
+/* MPI_Init_thread asking for MPI_THREAD_MULTIPLE, then shim_test_begin; the job fails if MPI
+ * provides less. */
+static inline void shim_init_thread_multiple(int *argc, char ***argv) {
+  int provided = MPI_THREAD_SINGLE;
+  MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
+  shim_test_begin();
+  CHECK(provided == MPI_THREAD_MULTIPLE, "MPI_THREAD_MULTIPLE not provided (%d)", provided);
+}
+
 #endif /* SHIM_CHECK_H */

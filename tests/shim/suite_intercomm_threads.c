@@ -62,13 +62,10 @@ static void *make_intercomm(void *arg) {
 }
 
 int main(int argc, char **argv) {
-  int provided = MPI_THREAD_SINGLE;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-  shim_test_begin();
+  shim_init_thread_multiple(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   if (argc > 1) rounds = atoi(argv[1]);
-  CHECK(provided == MPI_THREAD_MULTIPLE, "MPI_THREAD_MULTIPLE not provided (%d)", provided);
   if (size >= 2) {
     pthread_t threads[kThreads];
     int ids[kThreads];

@@ -172,10 +172,7 @@ static void blocked_probe(int thread) {
 }
 
 int main(int argc, char **argv) {
-  int provided = MPI_THREAD_SINGLE;
-  CHECK_MPI(MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided));
-  shim_test_begin();
-  CHECK(provided == MPI_THREAD_MULTIPLE, "MPI provides thread level %d only", provided);
+  shim_init_thread_multiple(&argc, &argv);
   if (argc > 1) iterations = atoi(argv[1]);
   CHECK(iterations > 0, "iterations must be positive");
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);

@@ -487,9 +487,7 @@ static void *torture(void *arg) {
 }
 
 int main(int argc, char **argv) {
-  int provided = MPI_THREAD_SINGLE;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-  shim_test_begin();
+  shim_init_thread_multiple(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -498,7 +496,6 @@ int main(int argc, char **argv) {
     else if (strcmp(argv[i], "--seed") == 0) seed = strtoull(argv[i + 1], NULL, 10);
     else CHECK(0, "unknown option %s", argv[i]);
   }
-  CHECK(provided == MPI_THREAD_MULTIPLE, "MPI_THREAD_MULTIPLE not provided (%d)", provided);
   CHECK(threads >= 1 && threads <= kMaxThreads && size <= 64 && iterations >= 0,
         "--threads %d (1 to %d), %d processes (at most 64)", threads, kMaxThreads, size);
   note("threads_torture: %d processes, %d threads, %d iterations, seed %llu", size, threads,
