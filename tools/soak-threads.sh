@@ -28,8 +28,11 @@ while (( $# > 0 )); do
   shift 2
 done
 
-mpi=$(python3 -c "import json,sys; print(next(o['value'] for o in json.load(open(sys.argv[1])) if o['name']=='mpi'))" \
-  "$build/meson-info/intro-buildoptions.json")
+mpi=$(python3 - "$build/meson-info/intro-buildoptions.json" <<'PY'
+import json, sys
+print(next(o["value"] for o in json.load(open(sys.argv[1])) if o["name"] == "mpi"))
+PY
+)
 launcher=(mpiexec.mpich)
 if [[ $mpi == openmpi ]]; then
   launcher=(mpiexec.openmpi --oversubscribe --bind-to none)
