@@ -2,7 +2,9 @@
 # Runs the threads torture test (tests/shim/threads_torture.c) again and again, a new seed each
 # run, in every configuration of one build: natively, and linked and preloaded in each mode.
 # Prints a line per configuration, "<passed> passed, <failed> failed", and each failing seed
-# with the command that repeats it; the last line sums them up.
+# with the command that repeats it; the last line sums them up. A run under the library whose
+# per-rank digests of checked values (its transcript) differ from the native run of the same
+# seed and rank count fails too.
 #
 #   tools/soak-threads.sh BUILD_DIR [--runs N] [--ranks "1 2 3"] [--threads T]
 #                         [--iterations I] [--modes "native off accelerate shadow"]
@@ -44,6 +46,8 @@ linked=$build/tests/shim/shim_threads_torture_linked
 library=$build/shim/librangecomm.so
 [[ -x $plain && -x $linked ]] || { echo "soak-threads: build $build first"; exit 2; }
 
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
 total_passed=0 total_failed=0
 for mode in $modes; do
   kinds=(linked preloaded)
@@ -52,9 +56,11 @@ for mode in $modes; do
     for np in $ranks; do
       passed=0 failed=0 start=$SECONDS
       for (( seed = first; seed < first + runs; ++seed )); do
-        program=$plain env=(RANGECOMM_MODE=off)
+        transcript=$work/$mode-$kind-$np-$seed native=$work/native-native-$np-$seed
+        mkdir -p "$transcript"
+        program=$plain env=(RANGECOMM_MODE=off SHIM_TRANSCRIPT="$transcript")
         [[ $kind == linked ]] && program=$linked
-        [[ $mode != native ]] && env=(RANGECOMM_MODE="$mode")
+        [[ $mode != native ]] && env=(RANGECOMM_MODE="$mode" SHIM_TRANSCRIPT="$transcript")
         [[ $kind == preloaded ]] && env+=(LD_PRELOAD="$library")
         command=(env "${env[@]}" "${launcher[@]}" -n "$np" "$program" --threads "$threads"
                  --iterations "$iterations" --seed "$seed")
@@ -64,12 +70,14 @@ for mode in $modes; do
           for e in "${env[@]}"; do command+=(-x "$e"); done
           command+=("$program" --threads "$threads" --iterations "$iterations" --seed "$seed")
         fi
-        if out=$(timeout 120 "${command[@]}" 2>&1) && grep -q ': passed$' <<<"$out"; then
+        if out=$(timeout 120 "${command[@]}" 2>&1) && grep -q ': passed$' <<<"$out" &&
+           { [[ $mode == native || ! -d $native ]] ||
+             out=$(diff -r "$native" "$transcript" 2>&1); }; then
           passed=$((passed + 1))
         else
           failed=$((failed + 1))
           echo "  FAILED seed $seed: ${command[*]}"
-          grep -E 'CHECK|signal|rror' <<<"$out" | head -n 3 | sed 's/^/    /'
+          grep -E 'CHECK|signal|rror|^[<>] ' <<<"$out" | head -n 3 | sed 's/^/    /'
         fi
       done
       printf '%-10s %-9s np %d: %d passed, %d failed (%d s)\n' "$mode" "$kind" "$np" "$passed" \

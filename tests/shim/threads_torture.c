@@ -17,7 +17,8 @@
  *
  * Every message's content and every result is checked against what the seed says; the first
  * difference aborts the job with the seed, thread, iteration and step. The transcript holds a
- * digest of each thread's checked values, so runs natively and under the library compare.
+ * digest of each thread's checked values; tools/soak-threads.sh compares each run under the
+ * library with the native run of the same seed (the test command does not: see its meson.build).
  *
  *   threads_torture [--iterations N] [--threads T] [--seed S]   (defaults 12, 3, 1)
  *
