@@ -132,10 +132,9 @@ static void make_comm(struct ctx *cx, struct made *m) {
       strided(0, size - 1, 1, m);
       MPI_Request rq[3];
       MPI_Status st[3]; /* not MPI_STATUSES_IGNORE: gcc 12 misreads MPICH's as an empty array */
-      int one = 1, sum = size, library = 0, from = -1;
-      if (MPIX_Comm_is_range != NULL) CHECK_MPI(MPIX_Comm_is_range(parent, &library));
+      int one = 1, sum = size, from = -1;
       CHECK_MPI(MPI_Comm_idup(parent, &m->comm, &rq[0]));
-      if (!open_mpi || library) {
+      if (!open_mpi || library_parent[cx->thread]) {
         CHECK_MPI(MPI_Iallreduce(&one, &sum, 1, MPI_INT, MPI_SUM, parent, &rq[1]));
         CHECK_MPI(MPI_Waitall(2, rq, st));
       } else {
