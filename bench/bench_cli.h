@@ -50,8 +50,8 @@ static inline double bench_median(double *v, int n) {
  * line and returns 2. */
 static inline int bench_launcher(const char *program, int argc, char **argv, int optind_after,
                                  char *launcher, size_t size, char *self) {
-  int separator = optind_after > 0 && strcmp(argv[optind_after - 1], "--") == 0
-                      ? optind_after - 1 : -1;
+  int separator =
+      optind_after > 0 && strcmp(argv[optind_after - 1], "--") == 0 ? optind_after - 1 : -1;
   if (separator < 0 || separator + 1 >= argc) {
     fprintf(stderr, "usage: %s --compare LIB [options] -- MPIEXEC [ARGS...]\n", program);
     return 2;

@@ -26,8 +26,8 @@ struct Row {
 };
 
 inline Row make_row(std::string experiment, std::string variant, std::string param, int ranks,
-                    double median, double min, double max, double ratio,
-                    std::string unit = "us", std::string note = "") {
+                    double median, double min, double max, double ratio, std::string unit = "us",
+                    std::string note = "") {
   Row r;
   r.experiment = std::move(experiment);
   r.variant = std::move(variant);
@@ -94,7 +94,9 @@ struct Output {
   std::string format_name = "table";
   std::string file;  // also write CSV (or JSON with --format json) here
   Format format() const {
-    return format_name == "csv" ? Format::csv : format_name == "json" ? Format::json : Format::table;
+    return format_name == "csv"    ? Format::csv
+           : format_name == "json" ? Format::json
+                                   : Format::table;
   }
 };
 inline void add_output_options(CLI::App& app, Output* out) {
@@ -140,10 +142,16 @@ inline nlohmann::json to_json(const std::string& driver, const std::vector<Row>&
                               const nlohmann::json& settings) {
   nlohmann::json out{{"driver", driver}, {"settings", settings}, {"rows", nlohmann::json::array()}};
   for (const Row& r : rows)
-    out["rows"].push_back({{"experiment", r.experiment}, {"variant", r.variant},
-                           {"param", r.param}, {"ranks", r.ranks}, {"median", r.median},
-                           {"min", r.min}, {"max", r.max}, {"ratio_vs_native", r.ratio},
-                           {"unit", r.unit}, {"note", r.note}});
+    out["rows"].push_back({{"experiment", r.experiment},
+                           {"variant", r.variant},
+                           {"param", r.param},
+                           {"ranks", r.ranks},
+                           {"median", r.median},
+                           {"min", r.min},
+                           {"max", r.max},
+                           {"ratio_vs_native", r.ratio},
+                           {"unit", r.unit},
+                           {"note", r.note}});
   return out;
 }
 

@@ -71,8 +71,8 @@ static double cpu_seconds(void) {
 
 /* Medians over batches of the slowest rank's microseconds per create+free: wall, CPU; and the
  * fastest and slowest batch's wall time in spread[0..1]. */
-static void measure(int method, long iters, int batches, int r, int p, MPI_Group half,
-                    double *wall, double *cpu, double spread[2]) {
+static void measure(int method, long iters, int batches, int r, int p, MPI_Group half, double *wall,
+                    double *cpu, double spread[2]) {
   double *rows = malloc(sizeof(double) * 2 * (size_t)batches);
   for (long i = 0; i < iters / 10 + 1; ++i) create_free(method, r, p, half); /* warm-up */
   for (int b = 0; b < batches; ++b) {
@@ -112,23 +112,31 @@ int main(int argc, char **argv) {
   while (ok && (c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
     switch (c) {
       case 'h':
-        printf("usage: mpiexec -n P capi_create_bench [--range-iters N] [--native-iters N] "
-               "[--batches B] [--format table|csv]\n"
-               "Create + free of a communicator for each half of MPI_COMM_WORLD through the C "
-               "API\n(MPIX_Comm_create_range, MPIX_Icomm_create_group) against "
-               "MPI_Comm_create_group\nand MPI_Comm_split: microseconds per pair, wall and CPU "
-               "time, and the ratios.\nDefaults: 20000 range and 200 native iterations, 5 "
-               "batches; P >= 2.\n");
+        printf(
+            "usage: mpiexec -n P capi_create_bench [--range-iters N] [--native-iters N] "
+            "[--batches B] [--format table|csv]\n"
+            "Create + free of a communicator for each half of MPI_COMM_WORLD through the C "
+            "API\n(MPIX_Comm_create_range, MPIX_Icomm_create_group) against "
+            "MPI_Comm_create_group\nand MPI_Comm_split: microseconds per pair, wall and CPU "
+            "time, and the ratios.\nDefaults: 20000 range and 200 native iterations, 5 "
+            "batches; P >= 2.\n");
         return 0;
-      case 'r': ok = number("range-iters", optarg, 1, LONG_MAX, &range_iters); break;
-      case 'n': ok = number("native-iters", optarg, 1, LONG_MAX, &native_iters); break;
-      case 'b': ok = number("batches", optarg, 1, 100000, &batches); break;
+      case 'r':
+        ok = number("range-iters", optarg, 1, LONG_MAX, &range_iters);
+        break;
+      case 'n':
+        ok = number("native-iters", optarg, 1, LONG_MAX, &native_iters);
+        break;
+      case 'b':
+        ok = number("batches", optarg, 1, 100000, &batches);
+        break;
       case 'f':
         ok = strcmp(optarg, "csv") == 0 || strcmp(optarg, "table") == 0;
         if (!ok) fprintf(stderr, "capi_create_bench: --format: table or csv, not '%s'\n", optarg);
         csv = strcmp(optarg, "csv") == 0;
         break;
-      default: ok = 0; /* getopt_long printed what was wrong */
+      default:
+        ok = 0; /* getopt_long printed what was wrong */
     }
   }
   if (!ok || optind < argc) {
@@ -153,8 +161,8 @@ int main(int argc, char **argv) {
       mode != NULL && (strcmp(mode, "accelerate") == 0 || strcmp(mode, "shadow") == 0);
   double us[METHODS], cpu[METHODS], spread[METHODS][2];
   for (int m = 0; m < METHODS; ++m)
-    measure(m, m <= ICREATE || (m == DUP && accelerated) ? range_iters : native_iters,
-            (int)batches, r, p, half, &us[m], &cpu[m], spread[m]);
+    measure(m, m <= ICREATE || (m == DUP && accelerated) ? range_iters : native_iters, (int)batches,
+            r, p, half, &us[m], &cpu[m], spread[m]);
   if (r == 0 && csv) {
     /* the drivers' common rows: ratio_vs_native = median / median of MPI_Comm_create_group */
     printf("experiment,variant,param,ranks,median_us,min_us,max_us,ratio_vs_native,unit,note\n");
@@ -162,8 +170,10 @@ int main(int argc, char **argv) {
       printf("capi_create,%s,half,%d,%.6g,%.6g,%.6g,%.6g,us,wall (cpu %.6g us)\n", names[m], p,
              us[m], spread[m][0], spread[m][1], us[m] / us[CREATE_GROUP], cpu[m]);
   } else if (r == 0) {
-    printf("# ranks %d, halves of MPI_COMM_WORLD (MPI_Comm_dup: all of it), create + "
-           "MPI_Comm_free, us per pair; RANGECOMM_MODE=%s\n", p, accelerated ? mode : "off");
+    printf(
+        "# ranks %d, halves of MPI_COMM_WORLD (MPI_Comm_dup: all of it), create + "
+        "MPI_Comm_free, us per pair; RANGECOMM_MODE=%s\n",
+        p, accelerated ? mode : "off");
     printf("%-26s %12s %12s %12s %12s %12s\n", "method", "wall_us", "cpu_us", "x_group_wall",
            "x_split_wall", "x_group_cpu");
     for (int m = 0; m < METHODS; ++m)

@@ -51,16 +51,21 @@ void add_options(CLI::App& app, Options* o) {
   using benchcli::at_least;
   app.add_option("--group-size", o->group_size,
                  "processes per group, >= 2 (0: 4 from 7 ranks up, else 2)")
-      ->check(CLI::IsMember({0}) | at_least(2, 100000000))->capture_default_str();
+      ->check(CLI::IsMember({0}) | at_least(2, 100000000))
+      ->capture_default_str();
   app.add_option("--reps", o->reps, "native samples per schedule")
-      ->check(at_least(1, 100000000))->capture_default_str();
+      ->check(at_least(1, 100000000))
+      ->capture_default_str();
   app.add_option("--batches", o->batches, "range samples per schedule")
-      ->check(at_least(1, 100000000))->capture_default_str();
+      ->check(at_least(1, 100000000))
+      ->capture_default_str();
   app.add_option("--batch", o->batch, "range repetitions per sample")
-      ->check(at_least(1, 100000000))->capture_default_str();
+      ->check(at_least(1, 100000000))
+      ->capture_default_str();
   benchcli::add_output_options(app, &o->out);
-  app.footer("Rows: times are per creation of all of a process's communicators, max over ranks;\n"
-             "param = G; ratio_vs_native = median / median of native with the same schedule.");
+  app.footer(
+      "Rows: times are per creation of all of a process's communicators, max over ranks;\n"
+      "param = G; ratio_vs_native = median / median of native with the same schedule.");
 }
 
 int rank_ = 0, size_ = 1;
@@ -174,10 +179,11 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
   Options o;
-  CLI::App app{"Creating overlapping communicators of g processes (0..g-1, g-1..2g-2, ...) with a "
-               "cascaded and an alternating schedule: MPI_Comm_create_group vs "
-               "rangecomm::Split_Comm (paper Fig. 6).",
-               "cascade_bench"};
+  CLI::App app{
+      "Creating overlapping communicators of g processes (0..g-1, g-1..2g-2, ...) with a "
+      "cascaded and an alternating schedule: MPI_Comm_create_group vs "
+      "rangecomm::Split_Comm (paper Fig. 6).",
+      "cascade_bench"};
   add_options(app, &o);
   int exit_code = 0;
   if (!benchcli::parse(app, argc, argv, &exit_code)) return exit_code;
@@ -202,18 +208,21 @@ int main(int argc, char** argv) {
     for (const Row& r : rows)
       out.push_back(benchcli::make_row("cascade", r.variant, std::to_string(g), size_, r.s.median,
                                        r.s.min, r.s.max, r.ratio));
-    nlohmann::json settings{{"group_size", g}, {"reps", o.reps}, {"batches", o.batches},
-                            {"batch", o.batch}};
+    nlohmann::json settings{
+        {"group_size", g}, {"reps", o.reps}, {"batches", o.batches}, {"batch", o.batch}};
     benchcli::emit("cascade_bench", o.out, out, settings, false, [&] {
-      std::printf("cascade_bench: %d ranks, overlapping groups of %d; us per creation of all of a\n"
-                  "process's communicators, max over ranks\n", size_, g);
+      std::printf(
+          "cascade_bench: %d ranks, overlapping groups of %d; us per creation of all of a\n"
+          "process's communicators, max over ranks\n",
+          size_, g);
       std::printf("%-20s %12s %12s %12s %12s\n", "variant", "median_us", "min_us", "max_us",
                   "range/native");
       for (const Row& r : rows)
-        std::printf("%-20s %12.4g %12.4g %12.4g %12.4g\n", r.variant.c_str(), r.s.median,
-                    r.s.min, r.s.max, r.ratio);
+        std::printf("%-20s %12.4g %12.4g %12.4g %12.4g\n", r.variant.c_str(), r.s.median, r.s.min,
+                    r.s.max, r.ratio);
     });
-    if (errors) std::fprintf(stderr, "cascade_bench: %d error(s) or wrong sizes, see above\n", errors);
+    if (errors)
+      std::fprintf(stderr, "cascade_bench: %d error(s) or wrong sizes, see above\n", errors);
     std::fflush(stdout);
   }
   const int status = errors ? 1 : 0;

@@ -17,8 +17,8 @@
 //            cheaper of MPI_Comm_create_group and MPI_Comm_split plus the same broadcasts.
 //
 // Output on rank 0: a table, CSV rows experiment,variant,param,ranks,median_us,min_us,
-// max_us,ratio_vs_native (--format csv, or --output FILE) or JSON (--format json); --help. Benchmarks measure: a timing never
-// makes the exit status nonzero.
+// max_us,ratio_vs_native (--format csv, or --output FILE) or JSON (--format json); --help.
+// Benchmarks measure: a timing never makes the exit status nonzero.
 
 #include <mpi.h>
 
@@ -100,8 +100,8 @@ double sample(const std::function<void()>& f, int iters) {
 
 // Alternates native and range samples; returns their medians' ratio (range / native).
 void compare(const std::string& experiment, const std::string& param,
-             const std::function<void()>& native, const std::function<void()>& range,
-             int iters, int rounds) {
+             const std::function<void()>& native, const std::function<void()>& range, int iters,
+             int rounds) {
   std::vector<double> n, r;
   native();  // warm up both
   range();
@@ -127,12 +127,14 @@ void check(int rc, const char* what) {
 void latency(const Options& o, const rangecomm::Comm& range, MPI_Comm native) {
   if (o.wants(o.colls, "barrier")) {  // no message size: one row, size 0
     if (rank_ == 0) std::fprintf(stderr, "  %-10s %9s bytes\n", "barrier", "0");
-    compare("barrier", "0", [&] { check(MPI_Barrier(native), "MPI_Barrier"); },
-            [&] { check(rangecomm::Barrier(range), "Barrier"); }, o.iters ? o.iters : 200, o.rounds);
+    compare(
+        "barrier", "0", [&] { check(MPI_Barrier(native), "MPI_Barrier"); },
+        [&] { check(rangecomm::Barrier(range), "Barrier"); }, o.iters ? o.iters : 200, o.rounds);
   }
   for (long bytes : o.sizes) {
     int n = static_cast<int>(std::max(1L, bytes / 4));  // ints per message
-    int iters = o.iters ? o.iters : static_cast<int>(std::clamp(2000000L / (bytes + 8000), 5L, 200L));
+    int iters =
+        o.iters ? o.iters : static_cast<int>(std::clamp(2000000L / (bytes + 8000), 5L, 200L));
     std::vector<int> a(static_cast<size_t>(n) * size_, rank_), b(a.size());
     std::string param = std::to_string(n * 4);
     auto run = [&](const char* name, std::function<void()> nat, std::function<void()> rng) {
@@ -140,22 +142,58 @@ void latency(const Options& o, const rangecomm::Comm& range, MPI_Comm native) {
       if (rank_ == 0) std::fprintf(stderr, "  %-10s %9s bytes\n", name, param.c_str());
       compare(name, param, nat, rng, iters, o.rounds);
     };
-    run("bcast", [&] { check(MPI_Bcast(a.data(), n, MPI_INT, 0, native), "MPI_Bcast"); },
+    run(
+        "bcast", [&] { check(MPI_Bcast(a.data(), n, MPI_INT, 0, native), "MPI_Bcast"); },
         [&] { check(rangecomm::Bcast(a.data(), n, MPI_INT, 0, range), "Bcast"); });
-    run("reduce", [&] { check(MPI_Reduce(a.data(), b.data(), n, MPI_INT, MPI_SUM, 0, native), "MPI_Reduce"); },
-        [&] { check(rangecomm::Reduce(a.data(), b.data(), n, MPI_INT, MPI_SUM, 0, range), "Reduce"); });
-    run("allreduce", [&] { check(MPI_Allreduce(a.data(), b.data(), n, MPI_INT, MPI_SUM, native), "MPI_Allreduce"); },
-        [&] { check(rangecomm::Allreduce(a.data(), b.data(), n, MPI_INT, MPI_SUM, range), "Allreduce"); });
-    run("scan", [&] { check(MPI_Scan(a.data(), b.data(), n, MPI_INT, MPI_SUM, native), "MPI_Scan"); },
+    run(
+        "reduce",
+        [&] {
+          check(MPI_Reduce(a.data(), b.data(), n, MPI_INT, MPI_SUM, 0, native), "MPI_Reduce");
+        },
+        [&] {
+          check(rangecomm::Reduce(a.data(), b.data(), n, MPI_INT, MPI_SUM, 0, range), "Reduce");
+        });
+    run(
+        "allreduce",
+        [&] {
+          check(MPI_Allreduce(a.data(), b.data(), n, MPI_INT, MPI_SUM, native), "MPI_Allreduce");
+        },
+        [&] {
+          check(rangecomm::Allreduce(a.data(), b.data(), n, MPI_INT, MPI_SUM, range), "Allreduce");
+        });
+    run(
+        "scan",
+        [&] { check(MPI_Scan(a.data(), b.data(), n, MPI_INT, MPI_SUM, native), "MPI_Scan"); },
         [&] { check(rangecomm::Scan(a.data(), b.data(), n, MPI_INT, MPI_SUM, range), "Scan"); });
     // Gather-type sizes: n ints per process.
-    run("gather", [&] { check(MPI_Gather(a.data(), n, MPI_INT, b.data(), n, MPI_INT, 0, native), "MPI_Gather"); },
-        [&] { check(rangecomm::Gather(a.data(), n, MPI_INT, b.data(), n, MPI_INT, 0, range), "Gather"); });
-    run("allgather", [&] { check(MPI_Allgather(a.data(), n, MPI_INT, b.data(), n, MPI_INT, native), "MPI_Allgather"); },
-        [&] { check(rangecomm::Allgather(a.data(), n, MPI_INT, b.data(), n, MPI_INT, range), "Allgather"); });
+    run(
+        "gather",
+        [&] {
+          check(MPI_Gather(a.data(), n, MPI_INT, b.data(), n, MPI_INT, 0, native), "MPI_Gather");
+        },
+        [&] {
+          check(rangecomm::Gather(a.data(), n, MPI_INT, b.data(), n, MPI_INT, 0, range), "Gather");
+        });
+    run(
+        "allgather",
+        [&] {
+          check(MPI_Allgather(a.data(), n, MPI_INT, b.data(), n, MPI_INT, native), "MPI_Allgather");
+        },
+        [&] {
+          check(rangecomm::Allgather(a.data(), n, MPI_INT, b.data(), n, MPI_INT, range),
+                "Allgather");
+        });
     int per = std::max(1, n / size_);  // alltoall: the message is split among the processes
-    run("alltoall", [&] { check(MPI_Alltoall(a.data(), per, MPI_INT, b.data(), per, MPI_INT, native), "MPI_Alltoall"); },
-        [&] { check(rangecomm::Alltoall(a.data(), per, MPI_INT, b.data(), per, MPI_INT, range), "Alltoall"); });
+    run(
+        "alltoall",
+        [&] {
+          check(MPI_Alltoall(a.data(), per, MPI_INT, b.data(), per, MPI_INT, native),
+                "MPI_Alltoall");
+        },
+        [&] {
+          check(rangecomm::Alltoall(a.data(), per, MPI_INT, b.data(), per, MPI_INT, range),
+                "Alltoall");
+        });
   }
 }
 
@@ -215,9 +253,16 @@ Overlap overlap(Start start, Test test, Wait wait, double every) {
   };
   start();  // warm up, as the latency experiment does
   wait();
-  double t_pure = timed([&] { start(); wait(); });
+  double t_pure = timed([&] {
+    start();
+    wait();
+  });
   double t_cpu = timed([&] { compute(t_pure, every, nullptr); });
-  double t_ovl = timed([&] { start(); compute(t_pure, every, test); wait(); });
+  double t_ovl = timed([&] {
+    start();
+    compute(t_pure, every, test);
+    wait();
+  });
   double ratio = (t_pure + t_cpu - t_ovl) / std::min(t_pure, t_cpu);
   // Below zero only by noise (the overlapped run faster than the computation alone).
   return {100.0 * std::max(0.0, std::min(1.0, ratio)), t_pure, std::max(0.0, t_ovl - t_cpu)};
@@ -233,9 +278,15 @@ void overlaps(const Options& o, const rangecomm::Comm& range, MPI_Comm native) {
   MPI_Request nr[2];
   rangecomm::Request rr[2];
   int nreqs = 1;  // 2 for the shift
-  auto ntest = [&] { int f; MPI_Testall(nreqs, nr, &f, MPI_STATUSES_IGNORE); };
+  auto ntest = [&] {
+    int f;
+    MPI_Testall(nreqs, nr, &f, MPI_STATUSES_IGNORE);
+  };
   auto nwait = [&] { MPI_Waitall(nreqs, nr, MPI_STATUSES_IGNORE); };
-  auto rtest = [&] { int f; rangecomm::Testall(nreqs, rr, &f, MPI_STATUSES_IGNORE); };
+  auto rtest = [&] {
+    int f;
+    rangecomm::Testall(nreqs, rr, &f, MPI_STATUSES_IGNORE);
+  };
   auto rwait = [&] { rangecomm::Waitall(nreqs, rr, MPI_STATUSES_IGNORE); };
   auto both = [&](const char* name, std::function<void()> nstart, std::function<void()> rstart) {
     if (rank_ == 0) std::fprintf(stderr, "  overlap %s\n", name);
@@ -252,34 +303,37 @@ void overlaps(const Options& o, const rangecomm::Comm& range, MPI_Comm native) {
   };
   if (size_ > 1) {
     nreqs = 2;
-    both("shift",
-         [&] {
-           MPI_Irecv(b.data(), n, MPI_INT, prev, 3, native, &nr[0]);
-           MPI_Isend(a.data(), n, MPI_INT, next, 3, native, &nr[1]);
-         },
-         [&] {
-           rangecomm::Irecv(b.data(), n, MPI_INT, prev, 3, range, &rr[0]);
-           rangecomm::Isend(a.data(), n, MPI_INT, next, 3, range, &rr[1]);
-         });
+    both(
+        "shift",
+        [&] {
+          MPI_Irecv(b.data(), n, MPI_INT, prev, 3, native, &nr[0]);
+          MPI_Isend(a.data(), n, MPI_INT, next, 3, native, &nr[1]);
+        },
+        [&] {
+          rangecomm::Irecv(b.data(), n, MPI_INT, prev, 3, range, &rr[0]);
+          rangecomm::Isend(a.data(), n, MPI_INT, next, 3, range, &rr[1]);
+        });
     nreqs = 1;
   }
-  both("ibcast", [&] { MPI_Ibcast(a.data(), n, MPI_INT, 0, native, &nr[0]); },
-       [&] { rangecomm::Ibcast(a.data(), n, MPI_INT, 0, range, &rr[0]); });
-  both("iallreduce",
-       [&] { MPI_Iallreduce(a.data(), b.data(), n, MPI_INT, MPI_SUM, native, &nr[0]); },
-       [&] { rangecomm::Iallreduce(a.data(), b.data(), n, MPI_INT, MPI_SUM, range, &rr[0]); });
-  both("ialltoall",
-       [&] { MPI_Ialltoall(a.data(), per, MPI_INT, b.data(), per, MPI_INT, native, &nr[0]); },
-       [&] {
-         rangecomm::Ialltoall(a.data(), per, MPI_INT, b.data(), per, MPI_INT, range, &rr[0]);
-       });
+  both(
+      "ibcast", [&] { MPI_Ibcast(a.data(), n, MPI_INT, 0, native, &nr[0]); },
+      [&] { rangecomm::Ibcast(a.data(), n, MPI_INT, 0, range, &rr[0]); });
+  both(
+      "iallreduce",
+      [&] { MPI_Iallreduce(a.data(), b.data(), n, MPI_INT, MPI_SUM, native, &nr[0]); },
+      [&] { rangecomm::Iallreduce(a.data(), b.data(), n, MPI_INT, MPI_SUM, range, &rr[0]); });
+  both(
+      "ialltoall",
+      [&] { MPI_Ialltoall(a.data(), per, MPI_INT, b.data(), per, MPI_INT, native, &nr[0]); },
+      [&] { rangecomm::Ialltoall(a.data(), per, MPI_INT, b.data(), per, MPI_INT, range, &rr[0]); });
 }
 
 // Paper Fig. 7: creating the communicator of the lower half plus k broadcasts.
 void create_and_bcast(const Options& o, const rangecomm::Comm& world) {
   MPI_Group world_group;
   MPI_Comm_group(MPI_COMM_WORLD, &world_group);
-  int h = std::max(1, size_ / 2), lower = rank_ < h, first = lower ? 0 : h, last = lower ? h - 1 : size_ - 1;
+  int h = std::max(1, size_ / 2), lower = rank_ < h, first = lower ? 0 : h,
+      last = lower ? h - 1 : size_ - 1;
   for (int bcasts : {1, 50}) {
     for (int n : {1, 1024}) {
       std::vector<int> buf(n, rank_);
@@ -325,9 +379,12 @@ void create_and_bcast(const Options& o, const rangecomm::Comm& world) {
 }
 
 void print(const Options& o) {
-  nlohmann::json settings{{"sizes", o.sizes},       {"rounds", o.rounds},
-                          {"iters", o.iters},       {"overlap_bytes", o.overlap_bytes},
-                          {"test_every_us", o.test_every_us}, {"colls", o.colls},
+  nlohmann::json settings{{"sizes", o.sizes},
+                          {"rounds", o.rounds},
+                          {"iters", o.iters},
+                          {"overlap_bytes", o.overlap_bytes},
+                          {"test_every_us", o.test_every_us},
+                          {"colls", o.colls},
                           {"experiments", o.experiments}};
   benchcli::emit("coll_bench", o.out, rows, settings, false, [&] {
     std::printf("coll_bench: %d ranks (overlap rows are percent, others microseconds)\n", size_);
@@ -346,9 +403,10 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
   Options o;
-  CLI::App app{"Collectives on a range communicator vs the native collective on the same "
-               "processes (latency, overlap, creation + broadcast).",
-               "coll_bench"};
+  CLI::App app{
+      "Collectives on a range communicator vs the native collective on the same "
+      "processes (latency, overlap, creation + broadcast).",
+      "coll_bench"};
   add_options(app, &o);
   int exit_code = 0;
   if (!benchcli::parse(app, argc, argv, &exit_code)) return exit_code;

@@ -46,34 +46,42 @@
 namespace {
 
 struct Options {
-  int reps = 50;           // repetitions of each native creation
-  int batches = 20;        // batches of range creations
-  int batch_size = 5000;   // range creations per batch
-  int warmup_create = 3;   // untimed repetitions before each creation experiment
+  int reps = 50;          // repetitions of each native creation
+  int batches = 20;       // batches of range creations
+  int batch_size = 5000;  // range creations per batch
+  int warmup_create = 3;  // untimed repetitions before each creation experiment
   std::vector<int> sizes = {1, 1024, 65536};
-  int rounds = 50;         // ping-pong samples per variant and size
-  int iters = 1000;        // round trips per sample
-  int warmup = 200;        // untimed round trips per variant and size
+  int rounds = 50;   // ping-pong samples per variant and size
+  int iters = 1000;  // round trips per sample
+  int warmup = 200;  // untimed round trips per variant and size
   benchcli::Output out;
 };
 
 void add_options(CLI::App& app, Options* o) {
   using benchcli::at_least;
   app.add_option("--reps", o->reps, "repetitions of MPI_Comm_create_group / MPI_Comm_split")
-      ->check(at_least(1))->capture_default_str();
+      ->check(at_least(1))
+      ->capture_default_str();
   app.add_option("--batches", o->batches, "batches of range creations")
-      ->check(at_least(1))->capture_default_str();
+      ->check(at_least(1))
+      ->capture_default_str();
   app.add_option("--batch-size", o->batch_size,
                  "range creations (Split_Comm + Comm_free) per batch")
-      ->check(at_least(1))->capture_default_str();
+      ->check(at_least(1))
+      ->capture_default_str();
   app.add_option("--sizes", o->sizes, "ping-pong message sizes in bytes")
-      ->delimiter(',')->check(at_least(0))->capture_default_str();
+      ->delimiter(',')
+      ->check(at_least(0))
+      ->capture_default_str();
   app.add_option("--rounds", o->rounds, "ping-pong samples per variant and size, alternating")
-      ->check(at_least(1))->capture_default_str();
+      ->check(at_least(1))
+      ->capture_default_str();
   app.add_option("--iters", o->iters, "round trips per ping-pong sample")
-      ->check(at_least(1))->capture_default_str();
+      ->check(at_least(1))
+      ->capture_default_str();
   app.add_option("--warmup", o->warmup, "untimed round trips per variant and size")
-      ->check(at_least(0))->capture_default_str();
+      ->check(at_least(0))
+      ->capture_default_str();
   benchcli::add_output_options(app, &o->out);
   app.footer(
       "Rows: experiment create: param = size of the half that rank 0 belongs to; times per\n"
@@ -108,8 +116,8 @@ Stats stats_of(std::vector<double> v) {
 // Elementwise max over ranks of per-sample times; the result is valid on rank 0.
 std::vector<double> max_over_ranks(const std::vector<double>& local) {
   std::vector<double> global(local.size());
-  MPI_Reduce(local.data(), global.data(), static_cast<int>(local.size()), MPI_DOUBLE, MPI_MAX,
-             0, MPI_COMM_WORLD);
+  MPI_Reduce(local.data(), global.data(), static_cast<int>(local.size()), MPI_DOUBLE, MPI_MAX, 0,
+             MPI_COMM_WORLD);
   return global;
 }
 
@@ -152,9 +160,10 @@ void bench_range_create(const rangecomm::Comm& world_range, const Half& half, co
     rangecomm::Comm c;
     check(rangecomm::Split_Comm(world_range, half.first, half.last, &c), "Split_Comm (half)");
     if (c.is_null() || c.size() != half.size || c.rank() != world_rank - half.first) {
-      std::fprintf(stderr, "create_bench: rank %d: range half has size %d rank %d, expected %d %d\n",
-                   world_rank, c.is_null() ? -1 : c.size(), c.is_null() ? -1 : c.rank(),
-                   half.size, world_rank - half.first);
+      std::fprintf(stderr,
+                   "create_bench: rank %d: range half has size %d rank %d, expected %d %d\n",
+                   world_rank, c.is_null() ? -1 : c.size(), c.is_null() ? -1 : c.rank(), half.size,
+                   world_rank - half.first);
       failures.add();
     }
     check(rangecomm::Comm_free(&c), "Comm_free");
@@ -315,9 +324,7 @@ std::vector<PingPongResult> bench_pingpong(const rangecomm::Comm& world_range, c
   const bool initiator = world_rank == 0;
   const int tag = 7;
 
-  auto native_send = [&](char* b, int n) {
-    MPI_Send(b, n, MPI_BYTE, peer, tag, native);
-  };
+  auto native_send = [&](char* b, int n) { MPI_Send(b, n, MPI_BYTE, peer, tag, native); };
   auto native_recv = [&](char* b, int n) {
     MPI_Recv(b, n, MPI_BYTE, peer, tag, native, MPI_STATUS_IGNORE);
   };
@@ -370,11 +377,10 @@ std::vector<PingPongResult> bench_pingpong(const rangecomm::Comm& world_range, c
       };
       auto run_range = [&] {
         std::fill(rbuf.begin(), rbuf.end(), 0);
-        t_range.push_back(pingpong(initiator, o.iters, bytes, sbuf.data(), rbuf.data(),
-                                   range_send, range_recv));
+        t_range.push_back(
+            pingpong(initiator, o.iters, bytes, sbuf.data(), rbuf.data(), range_send, range_recv));
         if (initiator && bytes > 0 && std::memcmp(sbuf.data(), rbuf.data(), bytes) != 0) {
-          std::fprintf(stderr, "create_bench: range ping-pong of %d bytes: data mismatch\n",
-                       bytes);
+          std::fprintf(stderr, "create_bench: range ping-pong of %d bytes: data mismatch\n", bytes);
           failures.add();
         }
       };
@@ -404,10 +410,14 @@ std::vector<PingPongResult> bench_pingpong(const rangecomm::Comm& world_range, c
 
 std::string fmt_us(double us) {
   char b[32];
-  if (us < 0.01) std::snprintf(b, sizeof b, "%.5f", us);
-  else if (us < 10) std::snprintf(b, sizeof b, "%.4f", us);
-  else if (us < 1000) std::snprintf(b, sizeof b, "%.2f", us);
-  else std::snprintf(b, sizeof b, "%.0f", us);
+  if (us < 0.01)
+    std::snprintf(b, sizeof b, "%.5f", us);
+  else if (us < 10)
+    std::snprintf(b, sizeof b, "%.4f", us);
+  else if (us < 1000)
+    std::snprintf(b, sizeof b, "%.2f", us);
+  else
+    std::snprintf(b, sizeof b, "%.0f", us);
   return b;
 }
 
@@ -428,9 +438,10 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &p);
 
   Options o;
-  CLI::App app{"Communicator creation time and ping-pong latency: range communicators "
-               "(rangecomm) versus native MPI communicators, on MPI_COMM_WORLD (paper Fig. 5).",
-               "create_bench"};
+  CLI::App app{
+      "Communicator creation time and ping-pong latency: range communicators "
+      "(rangecomm) versus native MPI communicators, on MPI_COMM_WORLD (paper Fig. 5).",
+      "create_bench"};
   add_options(app, &o);
   int exit_code = 0;
   if (!benchcli::parse(app, argc, argv, &exit_code)) return exit_code;
@@ -461,8 +472,8 @@ int main(int argc, char** argv) {
     const long half_size = half.size;
     std::vector<Row> rows;
     rows.push_back({"create", "range", half_size, p, s_range, s_range.median / s_group.median});
-    rows.push_back({"create", "range_cpu", half_size, p, s_range_cpu,
-                    s_range_cpu.median / s_group.median});
+    rows.push_back(
+        {"create", "range_cpu", half_size, p, s_range_cpu, s_range_cpu.median / s_group.median});
     rows.push_back({"create", "create_group", half_size, p, s_group, 1.0});
     rows.push_back({"create", "split", half_size, p, s_split, s_split.median / s_group.median});
     for (const auto& r : pp) {
@@ -470,10 +481,10 @@ int main(int argc, char** argv) {
       rows.push_back({"pingpong", "range", r.bytes, p, r.range, r.range.median / r.native.median});
     }
 
-    nlohmann::json settings{{"reps", o.reps},     {"batches", o.batches},
-                            {"batch_size", o.batch_size}, {"sizes", o.sizes},
-                            {"rounds", o.rounds}, {"iters", o.iters},
-                            {"warmup", o.warmup}};
+    nlohmann::json settings{
+        {"reps", o.reps},    {"batches", o.batches}, {"batch_size", o.batch_size},
+        {"sizes", o.sizes},  {"rounds", o.rounds},   {"iters", o.iters},
+        {"warmup", o.warmup}};
     benchcli::emit("create_bench", o.out, to_rows(rows), settings, false, [&] {
       char lib[MPI_MAX_LIBRARY_VERSION_STRING];
       int len = 0;
@@ -496,8 +507,8 @@ int main(int argc, char** argv) {
       std::printf("%-44s %12s %12s %12s %12s %14s\n", "range: Split_Comm + Comm_free", samples,
                   fmt_us(s_range.median).c_str(), fmt_us(s_range.min).c_str(),
                   fmt_us(s_range.max).c_str(), "-");
-      std::printf("%-44s %12s %12s %12s %12s %14s\n", "  same, thread CPU time instead of wall", samples,
-                  fmt_us(s_range_cpu.median).c_str(), fmt_us(s_range_cpu.min).c_str(),
+      std::printf("%-44s %12s %12s %12s %12s %14s\n", "  same, thread CPU time instead of wall",
+                  samples, fmt_us(s_range_cpu.median).c_str(), fmt_us(s_range_cpu.min).c_str(),
                   fmt_us(s_range_cpu.max).c_str(), "-");
       char ratio[32];
       std::snprintf(ratio, sizeof ratio, "%.0fx", s_group.median / s_range.median);
@@ -514,13 +525,15 @@ int main(int argc, char** argv) {
       if (p < 2) {
         std::printf("Ping-pong skipped: needs at least 2 processes (p = 1).\n\n");
       } else {
-        std::printf("Ping-pong between world ranks 0 and %d: one-way latency (round trip / 2) in us\n",
-                    p - 1);
-        std::printf("range = Split_Comm(world, 0, %d, stride %d) with rangecomm::Send/Recv;\n", p - 1,
-                    p - 1);
+        std::printf(
+            "Ping-pong between world ranks 0 and %d: one-way latency (round trip / 2) in us\n",
+            p - 1);
+        std::printf("range = Split_Comm(world, 0, %d, stride %d) with rangecomm::Send/Recv;\n",
+                    p - 1, p - 1);
         std::printf("native = MPI_Comm_create_group of {0, %d} with MPI_Send/MPI_Recv;\n", p - 1);
-        std::printf("%d alternating samples of %d round trips per variant, after %d warm-up round trips\n",
-                    o.rounds, o.iters, o.warmup);
+        std::printf(
+            "%d alternating samples of %d round trips per variant, after %d warm-up round trips\n",
+            o.rounds, o.iters, o.warmup);
         std::printf("%10s %12s %12s %12s %12s %12s %12s %14s\n", "bytes", "native_med",
                     "native_min", "native_max", "range_med", "range_min", "range_max",
                     "range/native");

@@ -1,9 +1,9 @@
 // group_bench: creating a communicator for the first g processes of MPI_COMM_WORLD, for g from
-// 2 to p, to show what general groups cost: rangecomm::Icomm_create_group for a group that is a range
-// (ranks 0..g-1, made locally) and for one that is not (the same processes reversed, agreed in
-// two all-reductions over the group), against MPI_Comm_create_group, MPI_Comm_split (over all
-// of MPI_COMM_WORLD) and paper 003's user-level algorithm (MPI_Intercomm_create +
-// MPI_Intercomm_merge, doubling the group each step from MPI_COMM_SELF).
+// 2 to p, to show what general groups cost: rangecomm::Icomm_create_group for a group that is a
+// range (ranks 0..g-1, made locally) and for one that is not (the same processes reversed, agreed
+// in two all-reductions over the group), against MPI_Comm_create_group, MPI_Comm_split (over all of
+// MPI_COMM_WORLD) and paper 003's user-level algorithm (MPI_Intercomm_create + MPI_Intercomm_merge,
+// doubling the group each step from MPI_COMM_SELF).
 //
 // One sample is one creation + free; its time is the maximum over the group's members. The
 // variants alternate within each repetition, so they see the same machine.
@@ -62,12 +62,14 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
   int reps = 30;
   benchcli::Output out;
-  CLI::App app{"Creating a communicator for the first g processes, g = 2..p: rangecomm "
-               "Icomm_create_group (range and non-range groups) against MPI_Comm_create_group, "
-               "MPI_Comm_split and paper 003's Intercomm_create/merge algorithm.",
-               "group_bench"};
+  CLI::App app{
+      "Creating a communicator for the first g processes, g = 2..p: rangecomm "
+      "Icomm_create_group (range and non-range groups) against MPI_Comm_create_group, "
+      "MPI_Comm_split and paper 003's Intercomm_create/merge algorithm.",
+      "group_bench"};
   app.add_option("--reps", reps, "samples per variant and group size")
-      ->check(benchcli::at_least(1, 1000000))->capture_default_str();
+      ->check(benchcli::at_least(1, 1000000))
+      ->capture_default_str();
   benchcli::add_output_options(app, &out);
   int exit_code = 0;
   if (!benchcli::parse(app, argc, argv, &exit_code)) return exit_code;
@@ -90,29 +92,35 @@ int main(int argc, char** argv) {
     MPI_Group_incl(world_group, g, down.data(), &reversed);
     int tag = 0;
     std::vector<Variant> variants = {
-        {"range", [&] {
+        {"range",
+         [&] {
            rangecomm::Comm c;
            rangecomm::Request r;
            check(rangecomm::Icomm_create_group(world, up.data(), g, tag, &c, &r), "Icomm (range)");
            check(rangecomm::Wait(&r, MPI_STATUS_IGNORE), "Wait (range)");
          }},
-        {"general", [&] {
+        {"general",
+         [&] {
            rangecomm::Comm c;
            rangecomm::Request r;
            check(rangecomm::Icomm_create_group(world, down.data(), g, tag, &c, &r), "Icomm");
            check(rangecomm::Wait(&r, MPI_STATUS_IGNORE), "Wait (general)");
          }},
-        {"create_group", [&] {
+        {"create_group",
+         [&] {
            MPI_Comm c;
            check(MPI_Comm_create_group(MPI_COMM_WORLD, reversed, tag, &c), "MPI_Comm_create_group");
            MPI_Comm_free(&c);
          }},
-        {"split", [&] {
+        {"split",
+         [&] {
            MPI_Comm c;
            check(MPI_Comm_split(MPI_COMM_WORLD, member ? 0 : MPI_UNDEFINED, -rank_, &c), "split");
            if (c != MPI_COMM_NULL) MPI_Comm_free(&c);
-         }, true},
-        {"intercomm_merge", [&] {
+         },
+         true},
+        {"intercomm_merge",
+         [&] {
            MPI_Comm c = merge_tree(down, tag);
            MPI_Comm_free(&c);
          }},
@@ -133,22 +141,24 @@ int main(int argc, char** argv) {
     double native = benchcli::stats(samples[2]).median;  // create_group
     for (size_t v = 0; v < variants.size(); ++v) {
       benchcli::Stats st = benchcli::stats(samples[v]);
-      rows.push_back(benchcli::make_row("group_create", variants[v].name, std::to_string(g),
-                                        size_, st.median, st.min, st.max, st.median / native));
+      rows.push_back(benchcli::make_row("group_create", variants[v].name, std::to_string(g), size_,
+                                        st.median, st.min, st.max, st.median / native));
     }
     MPI_Group_free(&reversed);
   }
   if (rank_ == 0) {
     nlohmann::json settings{{"reps", reps}, {"sizes", sizes}};
     benchcli::emit("group_bench", out, rows, settings, false, [&] {
-      std::printf("group_bench: %d ranks; us per creation + free of a communicator of the first "
-                  "g processes,\nmax over its members; ratio = median / median of "
-                  "MPI_Comm_create_group\n", size_);
+      std::printf(
+          "group_bench: %d ranks; us per creation + free of a communicator of the first "
+          "g processes,\nmax over its members; ratio = median / median of "
+          "MPI_Comm_create_group\n",
+          size_);
       std::printf("%6s %-16s %12s %12s %12s %10s\n", "g", "variant", "median_us", "min_us",
                   "max_us", "ratio");
       for (const benchcli::Row& r : rows)
-        std::printf("%6s %-16s %12.3f %12.3f %12.3f %10.4f\n", r.param.c_str(),
-                    r.variant.c_str(), r.median, r.min, r.max, r.ratio);
+        std::printf("%6s %-16s %12.3f %12.3f %12.3f %10.4f\n", r.param.c_str(), r.variant.c_str(),
+                    r.median, r.min, r.max, r.ratio);
     });
   }
   MPI_Group_free(&world_group);

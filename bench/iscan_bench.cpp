@@ -40,14 +40,19 @@ struct Options {
 void add_options(CLI::App& app, Options* o) {
   using benchcli::at_least;
   app.add_option("--sizes", o->sizes, "doubles per process")
-      ->delimiter(',')->check(at_least(1, 1LL << 26))->capture_default_str();
+      ->delimiter(',')
+      ->check(at_least(1, 1LL << 26))
+      ->capture_default_str();
   app.add_option("--rounds", o->rounds, "samples per variant and size, alternating")
-      ->check(at_least(1, 100000000))->capture_default_str();
+      ->check(at_least(1, 100000000))
+      ->capture_default_str();
   app.add_option("--iters", o->iters, "Iscan+Wait pairs per sample (0: 100 for small, down to 3)")
-      ->check(at_least(0, 100000000))->capture_default_str();
+      ->check(at_least(0, 100000000))
+      ->capture_default_str();
   benchcli::add_output_options(app, &o->out);
-  app.footer("Rows: param = doubles per process; times per Iscan+Wait, max over ranks;\n"
-             "ratio_vs_native = median / median of native.");
+  app.footer(
+      "Rows: param = doubles per process; times per Iscan+Wait, max over ranks;\n"
+      "ratio_vs_native = median / median of native.");
 }
 
 int rank_ = 0, size_ = 1;
@@ -127,9 +132,10 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
   Options o;
-  CLI::App app{"MPI_Iscan on a native communicator vs rangecomm::Iscan on a range of the same "
-               "processes, n doubles per process, MPI_SUM (paper Fig. 4).",
-               "iscan_bench"};
+  CLI::App app{
+      "MPI_Iscan on a native communicator vs rangecomm::Iscan on a range of the same "
+      "processes, n doubles per process, MPI_SUM (paper Fig. 4).",
+      "iscan_bench"};
   add_options(app, &o);
   int exit_code = 0;
   if (!benchcli::parse(app, argc, argv, &exit_code)) return exit_code;

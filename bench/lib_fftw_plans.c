@@ -53,9 +53,9 @@ int main(int argc, char **argv) {
   long made = 0;
   for (; made < n; ++made) {
     int forward = made % 2 == 0;
-    plans[made] = fftw_mpi_plan_dft_2d(SIDE, SIDE, forward ? in : mid, forward ? mid : out,
-                                       MPI_COMM_WORLD, forward ? FFTW_FORWARD : FFTW_BACKWARD,
-                                       FFTW_ESTIMATE);
+    plans[made] =
+        fftw_mpi_plan_dft_2d(SIDE, SIDE, forward ? in : mid, forward ? mid : out, MPI_COMM_WORLD,
+                             forward ? FFTW_FORWARD : FFTW_BACKWARD, FFTW_ESTIMATE);
     int ok = plans[made] != NULL, all = 0;
     MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     if (!all) {
@@ -83,8 +83,7 @@ int main(int argc, char **argv) {
   for (long i = 0; i < made; ++i) fftw_destroy_plan(plans[i]);
 
   if (rank == 0)
-    printf("result fftw_plans %ld %.3f\n", made,
-           made > 0 ? planned * 1e6 / (double)made : 0.0);
+    printf("result fftw_plans %ld %.3f\n", made, made > 0 ? planned * 1e6 / (double)made : 0.0);
   free(plans);
   fftw_free(out);
   fftw_free(mid);

@@ -86,8 +86,8 @@ int main(int argc, char **argv) {
       break;
     }
     files[opened] = file;
-    hid_t data = H5Dcreate2(file, "ranks", H5T_NATIVE_INT, space, H5P_DEFAULT, H5P_DEFAULT,
-                            H5P_DEFAULT);
+    hid_t data =
+        H5Dcreate2(file, "ranks", H5T_NATIVE_INT, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     hid_t part = H5Scopy(space);
     H5Sselect_hyperslab(part, H5S_SELECT_SET, &mine, NULL, &one, NULL);
     int value = rank + (int)opened;

@@ -109,8 +109,7 @@ int main(int argc, char **argv) {
   for (long i = 0; i < made; ++i) PetscCall(check_solver(&solvers[i]));
   for (long i = 0; i < made; ++i) destroy_solver(&solvers[i]);
   if (rank == 0)
-    printf("result petsc_solvers %ld %.3f\n", made,
-           made > 0 ? built * 1e6 / (double)made : 0.0);
+    printf("result petsc_solvers %ld %.3f\n", made, made > 0 ? built * 1e6 / (double)made : 0.0);
   free(solvers);
   PetscCall(PetscFinalize());
   return 0;

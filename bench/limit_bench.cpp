@@ -46,9 +46,9 @@
 namespace {
 
 struct Options {
-  long max = 1000000;  // stop every variant at this many live communicators
-  long batch = 1000;   // creations per timing sample
-  long time_limit = 0; // seconds per variant, checked every batch; 0: none
+  long max = 1000000;   // stop every variant at this many live communicators
+  long batch = 1000;    // creations per timing sample
+  long time_limit = 0;  // seconds per variant, checked every batch; 0: none
   std::string variants = "native_world,range_world,native_self,range_self";
   benchcli::Output out;
   bool wants(const std::string& v) const {
@@ -59,12 +59,15 @@ struct Options {
 void add_options(CLI::App& app, Options* o) {
   using benchcli::at_least;
   app.add_option("--max", o->max, "stop each variant at this many live communicators")
-      ->check(at_least(1, 100000000))->capture_default_str();
+      ->check(at_least(1, 100000000))
+      ->capture_default_str();
   app.add_option("--batch", o->batch, "creations per timing sample")
-      ->check(at_least(1, 100000000))->capture_default_str();
+      ->check(at_least(1, 100000000))
+      ->capture_default_str();
   app.add_option("--time-limit", o->time_limit,
                  "stop a variant after this many seconds (checked every batch; 0: none)")
-      ->check(at_least(0, 100000000))->capture_default_str();
+      ->check(at_least(0, 100000000))
+      ->capture_default_str();
   app.add_option("--variants", o->variants, "native_world,range_world,native_self,range_self")
       ->capture_default_str();
   benchcli::add_output_options(app, &o->out);
@@ -116,11 +119,11 @@ double median(std::vector<double> v) {
 
 // What one rank saw in one variant.
 struct Outcome {
-  long count = 0;          // live communicators when the loop stopped
-  double bytes_each = 0;   // RSS growth / count
-  double heap_each = 0;    // heap growth / count
-  double create_us = 0;    // median over batches of the time per creation
-  bool failed = false;     // stopped by an error (else by --max or by running out of ranges)
+  long count = 0;         // live communicators when the loop stopped
+  double bytes_each = 0;  // RSS growth / count
+  double heap_each = 0;   // heap growth / count
+  double create_us = 0;   // median over batches of the time per creation
+  bool failed = false;    // stopped by an error (else by --max or by running out of ranges)
   std::string note;
 };
 
@@ -290,15 +293,16 @@ void set_ratios(std::vector<Row>* rows) {
     if (r.variant.rfind("range_", 0) != 0) continue;
     std::string native = "native_" + r.variant.substr(6);
     for (const Row& n : *rows)
-      if (n.experiment == r.experiment && n.variant == native && n.med != 0) r.ratio = r.med / n.med;
+      if (n.experiment == r.experiment && n.variant == native && n.med != 0)
+        r.ratio = r.med / n.med;
   }
 }
 
 std::vector<benchcli::Row> to_rows(const std::vector<Row>& rows) {
   std::vector<benchcli::Row> out;
   for (const Row& r : rows)
-    out.push_back(benchcli::make_row(r.experiment, r.variant, std::to_string(r.param), size_,
-                                     r.med, r.min, r.max, r.ratio, r.unit, r.note));
+    out.push_back(benchcli::make_row(r.experiment, r.variant, std::to_string(r.param), size_, r.med,
+                                     r.min, r.max, r.ratio, r.unit, r.note));
   return out;
 }
 
@@ -319,10 +323,11 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
   Options o;
-  CLI::App app{"Communicators alive before creation fails, and memory per communicator: native "
-               "MPI (MPI_Comm_dup of MPI_COMM_WORLD / MPI_COMM_SELF) against range communicators "
-               "(overlapping ranges of two or more members / single-member ranges).",
-               "limit_bench"};
+  CLI::App app{
+      "Communicators alive before creation fails, and memory per communicator: native "
+      "MPI (MPI_Comm_dup of MPI_COMM_WORLD / MPI_COMM_SELF) against range communicators "
+      "(overlapping ranges of two or more members / single-member ranges).",
+      "limit_bench"};
   add_options(app, &o);
   int exit_code = 0;
   if (!benchcli::parse(app, argc, argv, &exit_code)) return exit_code;
@@ -354,10 +359,9 @@ int main(int argc, char** argv) {
   set_ratios(&rows);
 
   if (rank_ == 0) {
-    nlohmann::json settings{{"max", o.max}, {"batch", o.batch}, {"time_limit", o.time_limit},
-                            {"variants", o.variants}};
-    benchcli::emit("limit_bench", o.out, to_rows(rows), settings, true,
-                   [&] { print_table(rows); });
+    nlohmann::json settings{
+        {"max", o.max}, {"batch", o.batch}, {"time_limit", o.time_limit}, {"variants", o.variants}};
+    benchcli::emit("limit_bench", o.out, to_rows(rows), settings, true, [&] { print_table(rows); });
     std::fflush(stdout);
   }
   world = rangecomm::Comm();

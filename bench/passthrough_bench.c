@@ -106,7 +106,7 @@ static double pingpong_us(const struct options *o, int rank) {
   char *buf = calloc((size_t)o->size + 1, 1);
   double *samples = malloc(sizeof(double) * (size_t)o->rounds), result;
   int peer = 1 - rank;
-  for (long round = -1; round < o->rounds; ++round) {  /* round -1 warms up */
+  for (long round = -1; round < o->rounds; ++round) { /* round -1 warms up */
     double t0 = now_ns();
     for (long i = 0; i < o->iters; ++i) {
       if (rank == 0) {
@@ -142,8 +142,8 @@ static int run_mpi(int argc, char **argv, const struct options *o) {
   if (size >= 2 && rank < 2) pp = pingpong_us(o, rank);
   MPI_Barrier(MPI_COMM_WORLD);
   if (rank == 0) {
-    printf("shim %d\ncomm_rank_ns %.3f\ncomm_rank_real_ns %.3f\npingpong_us %.4f\n",
-           interposed(), rank_ns, real_ns, pp);
+    printf("shim %d\ncomm_rank_ns %.3f\ncomm_rank_real_ns %.3f\npingpong_us %.4f\n", interposed(),
+           rank_ns, real_ns, pp);
     fflush(stdout);
   }
   MPI_Finalize();
@@ -157,8 +157,8 @@ struct result {
 };
 
 /* One run of this program under mpiexec; reads its result lines. */
-static int run_child(const char *prefix, const char *self, const char *mpiexec,
-                     const char *args, struct result *res, int *shim) {
+static int run_child(const char *prefix, const char *self, const char *mpiexec, const char *args,
+                     struct result *res, int *shim) {
   char cmd[16384], line[256];
   snprintf(cmd, sizeof cmd, "%s-n 2 %s'%s' %s", mpiexec, prefix, self, args);
   FILE *out = popen(cmd, "r");
@@ -179,7 +179,7 @@ static void summarize(const struct result *res, long runs, double (*f)(const str
   double column[64];
   for (long run = 0; run < runs; ++run) column[run] = f(&res[run]);
   *med = bench_median(column, (int)runs);
-  *best = column[0];  /* bench_median() sorted it */
+  *best = column[0]; /* bench_median() sorted it */
   *worst = column[runs - 1];
 }
 
@@ -189,8 +189,8 @@ static void print_csv(const struct options *o, double m[2][3], double b[2][3], d
   static const char *variant[2] = {"native", "preload"};
   printf("experiment,variant,param,ranks,median_us,min_us,max_us,ratio_vs_native,unit\n");
   for (int with = 0; with < 2; ++with)
-    printf("passthrough_comm_rank,%s,call,1,%.3f,%.3f,%.3f,%.4f,ns\n", variant[with],
-           m[with][0], b[with][0], w[with][0], m[with][0] / m[0][0]);
+    printf("passthrough_comm_rank,%s,call,1,%.3f,%.3f,%.3f,%.4f,ns\n", variant[with], m[with][0],
+           b[with][0], w[with][0], m[with][0] / m[0][0]);
   for (int with = 0; with < 2; ++with)
     printf("passthrough_pingpong,%s,%ld,2,%.4f,%.4f,%.4f,%.4f,us\n", variant[with], o->size,
            m[with][2], b[with][2], w[with][2], m[with][2] / m[0][2]);
@@ -212,7 +212,7 @@ static int run_compare(const char *library, const char *self, const char *mpiexe
   FILE *rows = o->csv ? stderr : stdout; /* with --format csv, stdout carries only the CSV */
   fprintf(rows, "row,variant,run,comm_rank_ns,comm_rank_real_ns,pingpong_us\n");
   for (long run = 0; run < o->runs; ++run) {
-    for (int with = 0; with < 2; ++with) {  /* alternate, so that drift hits both alike */
+    for (int with = 0; with < 2; ++with) { /* alternate, so that drift hits both alike */
       int shim = -1;
       struct result *r = &res[with][run];
       if (!run_child(with ? preload : "", self, mpiexec, args, r, &shim) || shim != with) {
@@ -235,15 +235,19 @@ static int run_compare(const char *library, const char *self, const char *mpiexe
     free(res[0]), free(res[1]);
     return 0;
   }
-  printf("\n%ld runs each (median / best)  MPI_Comm_rank ns   as bound - PMPI ns   "
-         "ping-pong %ld B us\n", o->runs, o->size);
-  printf("without the library          %7.2f / %7.2f   %+6.2f / %+6.2f   %7.3f / %7.3f\n",
-         m[0][0], b[0][0], m[0][1], b[0][1], m[0][2], b[0][2]);
-  printf("LD_PRELOAD                   %7.2f / %7.2f   %+6.2f / %+6.2f   %7.3f / %7.3f\n",
-         m[1][0], b[1][0], m[1][1], b[1][1], m[1][2], b[1][2]);
-  printf("difference                   %+7.2f / %+7.2f ns                     %+6.2f%% / "
-         "%+6.2f%%\n", m[1][0] - m[0][0], b[1][0] - b[0][0],
-         100 * (m[1][2] - m[0][2]) / m[0][2], 100 * (b[1][2] - b[0][2]) / b[0][2]);
+  printf(
+      "\n%ld runs each (median / best)  MPI_Comm_rank ns   as bound - PMPI ns   "
+      "ping-pong %ld B us\n",
+      o->runs, o->size);
+  printf("without the library          %7.2f / %7.2f   %+6.2f / %+6.2f   %7.3f / %7.3f\n", m[0][0],
+         b[0][0], m[0][1], b[0][1], m[0][2], b[0][2]);
+  printf("LD_PRELOAD                   %7.2f / %7.2f   %+6.2f / %+6.2f   %7.3f / %7.3f\n", m[1][0],
+         b[1][0], m[1][1], b[1][1], m[1][2], b[1][2]);
+  printf(
+      "difference                   %+7.2f / %+7.2f ns                     %+6.2f%% / "
+      "%+6.2f%%\n",
+      m[1][0] - m[0][0], b[1][0] - b[0][0], 100 * (m[1][2] - m[0][2]) / m[0][2],
+      100 * (b[1][2] - b[0][2]) / b[0][2]);
   free(res[0]), free(res[1]);
   return 0;
 }
@@ -253,44 +257,69 @@ static int number(const char *name, const char *text, long lo, long hi, long *ou
 }
 
 static void usage(void) {
-  printf("usage: passthrough_bench [--calls N] [--iters N] [--rounds N] [--size BYTES]\n"
-         "                         [--dup-first 0|1]                (one run, under mpiexec)\n"
-         "       passthrough_bench --compare LIBRANGECOMM [--runs R] [--format table|csv] "
-         "[options]\n                         -- MPIEXEC [ARGS...]\n"
-         "Pass-through cost of librangecomm.so on real communicators: MPI_Comm_rank ns per "
-         "call and\n2-rank ping-pong latency, without and with LD_PRELOAD (see the comment "
-         "at the top of\nbench/passthrough_bench.c). Defaults: --calls 20000000 --iters 20000 "
-         "--rounds 15 --size 8\n--runs 5 --dup-first 0.\n");
+  printf(
+      "usage: passthrough_bench [--calls N] [--iters N] [--rounds N] [--size BYTES]\n"
+      "                         [--dup-first 0|1]                (one run, under mpiexec)\n"
+      "       passthrough_bench --compare LIBRANGECOMM [--runs R] [--format table|csv] "
+      "[options]\n                         -- MPIEXEC [ARGS...]\n"
+      "Pass-through cost of librangecomm.so on real communicators: MPI_Comm_rank ns per "
+      "call and\n2-rank ping-pong latency, without and with LD_PRELOAD (see the comment "
+      "at the top of\nbench/passthrough_bench.c). Defaults: --calls 20000000 --iters 20000 "
+      "--rounds 15 --size 8\n--runs 5 --dup-first 0.\n");
 }
 
 int main(int argc, char **argv) {
   struct options o = {20000000, 20000, 15, 8, 5, 0, 0};
   const char *library = NULL;
-  static const struct option longopts[] = {
-      {"compare", required_argument, NULL, 'c'}, {"calls", required_argument, NULL, 'n'},
-      {"iters", required_argument, NULL, 'i'},   {"rounds", required_argument, NULL, 'r'},
-      {"size", required_argument, NULL, 's'},    {"runs", required_argument, NULL, 'R'},
-      {"dup-first", required_argument, NULL, 'd'}, {"format", required_argument, NULL, 'f'},
-      {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0}};
+  static const struct option longopts[] = {{"compare", required_argument, NULL, 'c'},
+                                           {"calls", required_argument, NULL, 'n'},
+                                           {"iters", required_argument, NULL, 'i'},
+                                           {"rounds", required_argument, NULL, 'r'},
+                                           {"size", required_argument, NULL, 's'},
+                                           {"runs", required_argument, NULL, 'R'},
+                                           {"dup-first", required_argument, NULL, 'd'},
+                                           {"format", required_argument, NULL, 'f'},
+                                           {"help", no_argument, NULL, 'h'},
+                                           {NULL, 0, NULL, 0}};
   int c, ok = 1;
   /* '+': stop at the first non-option (mpiexec's own command line follows "--"). */
   while (ok && (c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
     switch (c) {
-      case 'h': usage(); return 0;
-      case 'c': library = optarg; break;
-      case 'n': ok = number("calls", optarg, 1, LONG_MAX, &o.calls); break;
-      case 'i': ok = number("iters", optarg, 1, LONG_MAX, &o.iters); break;
-      case 'r': ok = number("rounds", optarg, 1, LONG_MAX, &o.rounds); break;
-      case 's': ok = number("size", optarg, 0, 1L << 30, &o.size); break;
-      case 'R': ok = number("runs", optarg, 1, 64, &o.runs); break;
-      case 'd': ok = number("dup-first", optarg, 0, 1, &o.dup_first); break;
-      case 'f': ok = bench_format("passthrough_bench", optarg, &o.csv); break;
-      default: ok = 0; /* getopt_long printed what was wrong */
+      case 'h':
+        usage();
+        return 0;
+      case 'c':
+        library = optarg;
+        break;
+      case 'n':
+        ok = number("calls", optarg, 1, LONG_MAX, &o.calls);
+        break;
+      case 'i':
+        ok = number("iters", optarg, 1, LONG_MAX, &o.iters);
+        break;
+      case 'r':
+        ok = number("rounds", optarg, 1, LONG_MAX, &o.rounds);
+        break;
+      case 's':
+        ok = number("size", optarg, 0, 1L << 30, &o.size);
+        break;
+      case 'R':
+        ok = number("runs", optarg, 1, 64, &o.runs);
+        break;
+      case 'd':
+        ok = number("dup-first", optarg, 0, 1, &o.dup_first);
+        break;
+      case 'f':
+        ok = bench_format("passthrough_bench", optarg, &o.csv);
+        break;
+      default:
+        ok = 0; /* getopt_long printed what was wrong */
     }
   }
   if (!ok) return 2;
   if (library == NULL) return run_mpi(argc, argv, &o);
   char launcher[4096], self[PATH_MAX];
-  if (bench_launcher("passthrough_bench", argc, argv, optind, launcher, sizeof launcher, self)) return 2;
+  if (bench_launcher("passthrough_bench", argc, argv, optind, launcher, sizeof launcher, self))
+    return 2;
   return run_compare(library, self, launcher, &o);
 }

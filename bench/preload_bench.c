@@ -37,8 +37,7 @@
 #include "bench_cli.h"
 
 enum { BISECT, FLOOR, DUP, CREATE_GROUP, CREATE, WORKLOADS };
-static const char *names[WORKLOADS] = {"bisect", "bisect_floor", "dup", "create_group",
-                                       "create"};
+static const char *names[WORKLOADS] = {"bisect", "bisect_floor", "dup", "create_group", "create"};
 
 struct options {
   long iters, batches, runs;
@@ -84,15 +83,24 @@ static void bisect_floor(void) {
 static void one_iteration(int workload, MPI_Group half_group, int lower) {
   MPI_Comm c = MPI_COMM_NULL;
   switch (workload) {
-    case BISECT: bisect(MPI_COMM_WORLD); return;
-    case FLOOR: bisect_floor(); return;
-    case DUP: MPI_Comm_dup(MPI_COMM_WORLD, &c); break;
-    case CREATE_GROUP: MPI_Comm_create_group(MPI_COMM_WORLD, half_group, 5, &c); break;
-    case CREATE: MPI_Comm_create(MPI_COMM_WORLD, half_group, &c); break;
+    case BISECT:
+      bisect(MPI_COMM_WORLD);
+      return;
+    case FLOOR:
+      bisect_floor();
+      return;
+    case DUP:
+      MPI_Comm_dup(MPI_COMM_WORLD, &c);
+      break;
+    case CREATE_GROUP:
+      MPI_Comm_create_group(MPI_COMM_WORLD, half_group, 5, &c);
+      break;
+    case CREATE:
+      MPI_Comm_create(MPI_COMM_WORLD, half_group, &c);
+      break;
   }
   if (c == MPI_COMM_NULL) {
-    fprintf(stderr, "preload_bench: %s gave no communicator (lower %d)\n", names[workload],
-            lower);
+    fprintf(stderr, "preload_bench: %s gave no communicator (lower %d)\n", names[workload], lower);
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
   MPI_Comm_free(&c);
@@ -244,12 +252,13 @@ static int number(const char *name, const char *text, long lo, long hi, long *ou
 }
 
 static void usage(void) {
-  printf("usage: preload_bench [--iters N] [--batches B]            (one run, under mpiexec)\n"
-         "       preload_bench --compare LIBRANGECOMM [--ranks LIST] [--runs R]\n"
-         "                     [--format table|csv] [options] -- MPIEXEC [ARGS...]\n"
-         "Unmodified programs' communicator creation natively and under rangecomm-run --mode\n"
-         "accelerate (see the comment at the top of bench/preload_bench.c). Defaults: --iters 20\n"
-         "--batches 15 --ranks 2,4,8 --runs 3.\n");
+  printf(
+      "usage: preload_bench [--iters N] [--batches B]            (one run, under mpiexec)\n"
+      "       preload_bench --compare LIBRANGECOMM [--ranks LIST] [--runs R]\n"
+      "                     [--format table|csv] [options] -- MPIEXEC [ARGS...]\n"
+      "Unmodified programs' communicator creation natively and under rangecomm-run --mode\n"
+      "accelerate (see the comment at the top of bench/preload_bench.c). Defaults: --iters 20\n"
+      "--batches 15 --ranks 2,4,8 --runs 3.\n");
 }
 
 int main(int argc, char **argv) {
@@ -264,24 +273,40 @@ int main(int argc, char **argv) {
   /* '+': stop at the first non-option (mpiexec's own command line follows "--"). */
   while (ok && (c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
     switch (c) {
-      case 'h': usage(); return 0;
-      case 'c': library = optarg; break;
-      case 'i': ok = number("iters", optarg, 1, LONG_MAX, &o.iters); break;
-      case 'b': ok = number("batches", optarg, 1, 100000, &o.batches); break;
-      case 'R': ok = number("runs", optarg, 1, 64, &o.runs); break;
+      case 'h':
+        usage();
+        return 0;
+      case 'c':
+        library = optarg;
+        break;
+      case 'i':
+        ok = number("iters", optarg, 1, LONG_MAX, &o.iters);
+        break;
+      case 'b':
+        ok = number("batches", optarg, 1, 100000, &o.batches);
+        break;
+      case 'R':
+        ok = number("runs", optarg, 1, 64, &o.runs);
+        break;
       case 'p':
         ok = strlen(optarg) < sizeof o.ranks && strspn(optarg, "0123456789,") == strlen(optarg) &&
              atoi(optarg) >= 1;
-        if (!ok) fprintf(stderr, "preload_bench: --ranks: a list like 2,4,8, not '%s'\n", optarg);
-        else snprintf(o.ranks, sizeof o.ranks, "%s", optarg);
+        if (!ok)
+          fprintf(stderr, "preload_bench: --ranks: a list like 2,4,8, not '%s'\n", optarg);
+        else
+          snprintf(o.ranks, sizeof o.ranks, "%s", optarg);
         break;
-      case 'f': ok = bench_format("preload_bench", optarg, &o.csv); break;
-      default: ok = 0; /* getopt_long printed what was wrong */
+      case 'f':
+        ok = bench_format("preload_bench", optarg, &o.csv);
+        break;
+      default:
+        ok = 0; /* getopt_long printed what was wrong */
     }
   }
   if (!ok) return 2;
   if (library == NULL) return run_mpi(argc, argv, &o);
   char launcher[4096], self[PATH_MAX];
-  if (bench_launcher("preload_bench", argc, argv, optind, launcher, sizeof launcher, self)) return 2;
+  if (bench_launcher("preload_bench", argc, argv, optind, launcher, sizeof launcher, self))
+    return 2;
   return run_compare(library, self, launcher, &o);
 }

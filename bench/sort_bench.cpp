@@ -49,29 +49,35 @@ struct Options {
   std::uint64_t seed = 1;
 };
 
-const char* const kAlgorithms[] = {"jquick/range",      "jquick/create_group",
-                                   "jquick/split",      "samplesort/native",
-                                   "hypercube/range",   "hypercube/create_group"};
+const char* const kAlgorithms[] = {"jquick/range",    "jquick/create_group",
+                                   "jquick/split",    "samplesort/native",
+                                   "hypercube/range", "hypercube/create_group"};
 
 void add_options(CLI::App& app, Options* o, std::int64_t* pow2) {
   using benchcli::at_least;
   app.add_option("--sizes", o->sizes, "elements (doubles) per rank")
-      ->delimiter(',')->check(at_least(0))->capture_default_str();
-  app.add_option("--pow2", *pow2, "sizes = every power of two from 1 to this")
-      ->check(at_least(1))->excludes("--sizes");
-  app.add_option("--reps", o->reps, "timed repetitions per configuration")
-      ->check(at_least(1, 99999))->capture_default_str();
-  app.add_option("--warmup", o->warmup, "untimed repetitions per configuration")
-      ->check(at_least(0, 99999))->capture_default_str();
-  app.add_option("--algorithms", o->algorithms,
-                 "which to run (hypercube only for power-of-two p)")
       ->delimiter(',')
-      ->check(CLI::IsMember(std::vector<std::string>(std::begin(kAlgorithms), std::end(kAlgorithms))))
+      ->check(at_least(0))
+      ->capture_default_str();
+  app.add_option("--pow2", *pow2, "sizes = every power of two from 1 to this")
+      ->check(at_least(1))
+      ->excludes("--sizes");
+  app.add_option("--reps", o->reps, "timed repetitions per configuration")
+      ->check(at_least(1, 99999))
+      ->capture_default_str();
+  app.add_option("--warmup", o->warmup, "untimed repetitions per configuration")
+      ->check(at_least(0, 99999))
+      ->capture_default_str();
+  app.add_option("--algorithms", o->algorithms, "which to run (hypercube only for power-of-two p)")
+      ->delimiter(',')
+      ->check(
+          CLI::IsMember(std::vector<std::string>(std::begin(kAlgorithms), std::end(kAlgorithms))))
       ->capture_default_str();
   app.add_option("--seed", o->seed, "input seed")->capture_default_str();
   benchcli::add_output_options(app, &o->out);
-  app.footer("CSV columns: algorithm,backend,p,n_per_p,reps,median_s,min_s,max_s,ratio_vs_range,"
-             "create_median_s,create_share (JSON: the same fields per row)");
+  app.footer(
+      "CSV columns: algorithm,backend,p,n_per_p,reps,median_s,min_s,max_s,ratio_vs_range,"
+      "create_median_s,create_share (JSON: the same fields per row)");
 }
 
 benchcli::Failures failures("sort_bench", rangecomm::Error_string);
@@ -180,8 +186,9 @@ std::vector<Row> measure_size(const Options& o, const std::vector<std::string>& 
 }
 
 void report(const Options& o, const std::vector<Row>& rows, int p) {
-  std::string text = "algorithm,backend,p,n_per_p,reps,median_s,min_s,max_s,ratio_vs_range,"
-                     "create_median_s,create_share\n";
+  std::string text =
+      "algorithm,backend,p,n_per_p,reps,median_s,min_s,max_s,ratio_vs_range,"
+      "create_median_s,create_share\n";
   nlohmann::json all = nlohmann::json::array();
   std::string table;
   char line[512];
@@ -203,9 +210,16 @@ void report(const Options& o, const std::vector<Row>& rows, int p) {
                   name.c_str(), backend.c_str(), p, static_cast<long long>(r.n_per_p),
                   r.times.size(), med, lo, hi, ratio, cmed, share);
     text += line;
-    all.push_back({{"algorithm", name}, {"backend", backend}, {"p", p}, {"n_per_p", r.n_per_p},
-                   {"reps", r.times.size()}, {"median_s", med}, {"min_s", lo}, {"max_s", hi},
-                   {"ratio_vs_range", ratio}, {"create_median_s", cmed},
+    all.push_back({{"algorithm", name},
+                   {"backend", backend},
+                   {"p", p},
+                   {"n_per_p", r.n_per_p},
+                   {"reps", r.times.size()},
+                   {"median_s", med},
+                   {"min_s", lo},
+                   {"max_s", hi},
+                   {"ratio_vs_range", ratio},
+                   {"create_median_s", cmed},
                    {"create_share", share}});
     std::snprintf(line, sizeof line, "%-20s %8lld %12.3f %12.3f %12.3f %9.2f %12.4f\n",
                   r.algorithm.c_str(), static_cast<long long>(r.n_per_p), med * 1e3, lo * 1e3,
@@ -215,8 +229,12 @@ void report(const Options& o, const std::vector<Row>& rows, int p) {
   bool json = o.out.format() == benchcli::Format::json;
   if (json) {
     nlohmann::json doc{{"driver", "sort_bench"},
-                       {"settings", {{"sizes", o.sizes}, {"reps", o.reps}, {"warmup", o.warmup},
-                                     {"algorithms", o.algorithms}, {"seed", o.seed}}},
+                       {"settings",
+                        {{"sizes", o.sizes},
+                         {"reps", o.reps},
+                         {"warmup", o.warmup},
+                         {"algorithms", o.algorithms},
+                         {"seed", o.seed}}},
                        {"rows", all}};
     text = doc.dump(2) + "\n";
   }
@@ -242,9 +260,10 @@ int main(int argc, char** argv) {
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   Options o;
   std::int64_t pow2 = 0;
-  CLI::App app{"Janus Quicksort on range vs native MPI communicators, and baselines "
-               "(paper Fig. 8).",
-               "sort_bench"};
+  CLI::App app{
+      "Janus Quicksort on range vs native MPI communicators, and baselines "
+      "(paper Fig. 8).",
+      "sort_bench"};
   add_options(app, &o, &pow2);
   int exit_code = 0;
   if (!benchcli::parse(app, argc, argv, &exit_code)) return exit_code;

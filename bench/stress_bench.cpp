@@ -11,8 +11,8 @@
 // Output on rank 0: a table, or CSV rows with --format csv
 //   experiment,variant,param,ranks,median_us,min_us,max_us,ratio_vs_native,unit,note
 // stress_cycle: microseconds per create+free; stress_growth: heap bytes gained over the cycles
-// (0 is the expected figure); median/min/max over ranks; the note gives the cycle count. A benchmark: it
-// measures and prints; the exit status is nonzero only for bad arguments.
+// (0 is the expected figure); median/min/max over ranks; the note gives the cycle count. A
+// benchmark: it measures and prints; the exit status is nonzero only for bad arguments.
 #include <malloc.h>
 #include <mpi.h>
 
@@ -65,13 +65,16 @@ int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   long cycles = 10000000, native_cycles = 2000;
   benchcli::Output out;
-  CLI::App app{"Create/free cycles of range communicators against MPI_Comm_dup of "
-               "MPI_COMM_SELF: microseconds per cycle and heap growth over the cycles.",
-               "stress_bench"};
+  CLI::App app{
+      "Create/free cycles of range communicators against MPI_Comm_dup of "
+      "MPI_COMM_SELF: microseconds per cycle and heap growth over the cycles.",
+      "stress_bench"};
   app.add_option("--cycles", cycles, "range create/free cycles")
-      ->check(benchcli::at_least(1))->capture_default_str();
+      ->check(benchcli::at_least(1))
+      ->capture_default_str();
   app.add_option("--native-cycles", native_cycles, "MPI_Comm_dup/free cycles of MPI_COMM_SELF")
-      ->check(benchcli::at_least(1))->capture_default_str();
+      ->check(benchcli::at_least(1))
+      ->capture_default_str();
   benchcli::add_output_options(app, &out);
   int exit_code = 0;
   if (!benchcli::parse(app, argc, argv, &exit_code)) return exit_code;

@@ -12,6 +12,7 @@ packages=(
   libcli11-dev nlohmann-json3-dev  # options and JSON output of the benchmark drivers
   python3-matplotlib  # plots of benchmark results
   python3-pycparser   # the shim's wrapper generator parses mpi.h
+  clang-format        # the style check (tests/check_format.py)
   dpkg-dev            # apt-get source unpacks MPICH's test suite (tools/mpich-testsuite.sh)
   "$@"
 )

@@ -50,8 +50,7 @@ bool on_one_node(MPI_Comm user, MPI_Group all, int size) {
   MPI_Comm_set_errhandler(scratch, MPI_ERRORS_RETURN);
   bool one = false;
   MPI_Comm node = MPI_COMM_NULL;
-  if (MPI_Comm_split_type(scratch, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) ==
-          MPI_SUCCESS &&
+  if (MPI_Comm_split_type(scratch, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS &&
       node != MPI_COMM_NULL) {
     int node_size = 0;
     MPI_Comm_size(node, &node_size);

@@ -28,8 +28,8 @@ class ChildCounts;
 struct Parked {
   CommId comm;  // the communicator it was sent on
   TagLayout::Kind kind;
-  int payload;     // user tag or collective sequence number
-  int root_source; // sender's rank on the root communicator
+  int payload;      // user tag or collective sequence number
+  int root_source;  // sender's rank on the root communicator
   MPI_Message message;
   MPI_Status status;
   std::vector<char> packed;
@@ -41,8 +41,8 @@ struct Parked {
 struct BoundDataHeader {
   std::uint64_t hi = 0, lo = 0;  // the communicator's identity
   std::int32_t slot = 0;
-  std::int32_t payload = 0;      // the collective sequence number
-  std::int64_t bytes = 0;        // the size of the data's type signature
+  std::int32_t payload = 0;  // the collective sequence number
+  std::int64_t bytes = 0;    // the size of the data's type signature
 };
 
 struct Lane {

@@ -33,11 +33,11 @@ std::uint64_t digest_members(std::uint64_t kind, const std::vector<int>& roots,
 
 // Kinds of creation, the first word of every digest.
 enum CreationKind : std::uint64_t {
-  kRangeCreation = 1,     // Split_Comm and its levels
-  kGroupCreation = 2,     // a group made locally (Group_Comm_below, Icomm_create_group)
-  kDupCreation = 3,       // Icomm_dup: the parent's collective sequence number
-  kAgreedCreation = 4,    // Icomm_create_agreed: a number the members drew together
-  kAgreementTalk = 5,     // the communicator an agreement runs on
+  kRangeCreation = 1,   // Split_Comm and its levels
+  kGroupCreation = 2,   // a group made locally (Group_Comm_below, Icomm_create_group)
+  kDupCreation = 3,     // Icomm_dup: the parent's collective sequence number
+  kAgreedCreation = 4,  // Icomm_create_agreed: a number the members drew together
+  kAgreementTalk = 5,   // the communicator an agreement runs on
 };
 
 }  // namespace rangecomm::detail

@@ -16,12 +16,12 @@
 #include "errors.hpp"
 #include "matching.hpp"
 #include "operation.hpp"
-#include "status.hpp"
 #include "range.hpp"
 #include "rangecomm/collectives.hpp"
 #include "rangecomm/embedding.hpp"
 #include "rangecomm/group.hpp"
 #include "request_access.hpp"
+#include "status.hpp"
 #include "tag_layout.hpp"
 
 namespace rangecomm::detail {
@@ -52,9 +52,9 @@ class AgreedCreation final : public Operation {
   AgreedCreation(const std::shared_ptr<RangeState>& parent, std::vector<int> roots, int me,
                  int serial, Comm* out)
       : parent_(parent), roots_(std::move(roots)), me_(me), out_(out) {
-    talk_ = group_member(*parent, roots_, me,
-                         digest_members(kAgreementTalk, roots_, static_cast<std::uint64_t>(serial)),
-                         1);
+    talk_ =
+        group_member(*parent, roots_, me,
+                     digest_members(kAgreementTalk, roots_, static_cast<std::uint64_t>(serial)), 1);
     for (auto& w : mine_) w = draw();
   }
 
@@ -79,8 +79,8 @@ class AgreedCreation final : public Operation {
     finished_ = true;
     rc_ = rc;
     if (rc == MPI_SUCCESS) {
-      std::uint64_t digest = digest_words({kAgreedCreation, agreed_[0], agreed_[1], agreed_[2],
-                                           agreed_[3]});
+      std::uint64_t digest =
+          digest_words({kAgreedCreation, agreed_[0], agreed_[1], agreed_[2], agreed_[3]});
       *out_ = CommAccess::make(group_member(*parent_, std::move(roots_), me_, digest, 1));
     }
     talk_.reset();
@@ -117,8 +117,8 @@ class NumberedCreation final : public Operation {
       if (!flag && rc_ == MPI_SUCCESS) return false;
       finished_ = true;
       if (rc_ == MPI_SUCCESS) {
-        std::uint64_t digest = digest_words({kAgreedCreation, agreed_[0], agreed_[1], agreed_[2],
-                                             agreed_[3]});
+        std::uint64_t digest =
+            digest_words({kAgreedCreation, agreed_[0], agreed_[1], agreed_[2], agreed_[3]});
         *out_ = CommAccess::make(group_member(*parent_, std::move(roots_), me_, digest, 1));
       }
       parent_.reset();
@@ -226,8 +226,8 @@ namespace {
 // failure), advanced by the engine in every progress call (creations waited on in different
 // orders must not stall each other), the request holding the other reference.
 template <class Make>
-int start_agreement(const Comm& parent_comm, const int* ranks, int n, Comm* out,
-                    Request* request, const char* fn, Make&& make) {
+int start_agreement(const Comm& parent_comm, const int* ranks, int n, Comm* out, Request* request,
+                    const char* fn, Make&& make) {
   std::shared_ptr<RangeState> parent;
   std::vector<int> roots;
   int me = MPI_UNDEFINED;
@@ -256,41 +256,42 @@ int start_agreement(const Comm& parent_comm, const int* ranks, int n, Comm* out,
 
 int Icomm_create_agreed(const Comm& parent_comm, const int* ranks, int n, int serial, Comm* out,
                         Request* request) {
-  return start_agreement(
-      parent_comm, ranks, n, out, request, "Icomm_create_agreed",
-      [&](const std::shared_ptr<RangeState>& parent, std::vector<int> roots, int me,
-          int* rc) -> detail::Operation* {
-        auto* op = new detail::AgreedCreation(parent, std::move(roots), me, serial, out);
-        if ((*rc = op->start())) {
-          op->unref();
-          return nullptr;
-        }
-        return op;
-      });
+  return start_agreement(parent_comm, ranks, n, out, request, "Icomm_create_agreed",
+                         [&](const std::shared_ptr<RangeState>& parent, std::vector<int> roots,
+                             int me, int* rc) -> detail::Operation* {
+                           auto* op = new detail::AgreedCreation(parent, std::move(roots), me,
+                                                                 serial, out);
+                           if ((*rc = op->start())) {
+                             op->unref();
+                             return nullptr;
+                           }
+                           return op;
+                         });
 }
 
 int Icomm_create_numbered(
     const Comm& parent_comm, const int* ranks, int n,
-    const std::function<int(const std::uint32_t*, std::uint32_t*, MPI_Request*)>& start,
-    Comm* out, Request* request) {
-  return start_agreement(
-      parent_comm, ranks, n, out, request, "Icomm_create_numbered",
-      [&](const std::shared_ptr<RangeState>& parent, std::vector<int> roots, int me,
-          int* rc) -> detail::Operation* {
-        auto* op = new detail::NumberedCreation(parent, std::move(roots), me, out);
-        if ((*rc = start(op->mine(), op->agreed(), op->agreement()))) {
-          op->unref();
-          return nullptr;
-        }
-        return op;
-      });
+    const std::function<int(const std::uint32_t*, std::uint32_t*, MPI_Request*)>& start, Comm* out,
+    Request* request) {
+  return start_agreement(parent_comm, ranks, n, out, request, "Icomm_create_numbered",
+                         [&](const std::shared_ptr<RangeState>& parent, std::vector<int> roots,
+                             int me, int* rc) -> detail::Operation* {
+                           auto* op =
+                               new detail::NumberedCreation(parent, std::move(roots), me, out);
+                           if ((*rc = start(op->mine(), op->agreed(), op->agreement()))) {
+                             op->unref();
+                             return nullptr;
+                           }
+                           return op;
+                         });
 }
 
 int Icomm_dup(const Comm& of, Comm* out, Request* request) {
   if (out == nullptr || request == nullptr)
     return detail::raise(MPI_COMM_WORLD, MPI_ERR_ARG, "Icomm_dup: out or request is null");
   std::shared_ptr<RangeState> s = CommAccess::state(of);
-  if (s == nullptr) return detail::raise(MPI_COMM_WORLD, MPI_ERR_COMM, "Icomm_dup: null communicator");
+  if (s == nullptr)
+    return detail::raise(MPI_COMM_WORLD, MPI_ERR_COMM, "Icomm_dup: null communicator");
   *request = Request();
   *out = Comm();
   RequestAccess::set_done(request, MPI_ANY_SOURCE, MPI_ANY_TAG);
@@ -307,18 +308,20 @@ int Icomm_dup(const Comm& of, Comm* out, Request* request) {
 }
 
 int Group_Comm_below(const Comm& parent_comm, const int* ranks, int n, int levels, Comm* out) {
-  if (out == nullptr) return detail::raise(MPI_COMM_WORLD, MPI_ERR_ARG, "Group_Comm_below: out is null");
+  if (out == nullptr)
+    return detail::raise(MPI_COMM_WORLD, MPI_ERR_ARG, "Group_Comm_below: out is null");
   std::shared_ptr<RangeState> parent = CommAccess::state(parent_comm);
   *out = Comm();
   if (!parent) return detail::raise(MPI_COMM_WORLD, MPI_ERR_COMM, "Group_Comm_below: null parent");
-  if (levels < 1) return detail::raise(parent->errcomm(), MPI_ERR_ARG, "Group_Comm_below: levels %d", levels);
+  if (levels < 1)
+    return detail::raise(parent->errcomm(), MPI_ERR_ARG, "Group_Comm_below: levels %d", levels);
   std::vector<int> roots;
   int me = MPI_UNDEFINED;
   if (int rc = detail::members(*parent, ranks, n, &roots, &me)) return rc;
   if (me == MPI_UNDEFINED) return MPI_SUCCESS;
   try {
-    std::uint64_t digest = detail::digest_members(detail::kGroupCreation, roots,
-                                                  (std::uint64_t{1} << 40) + levels);
+    std::uint64_t digest =
+        detail::digest_members(detail::kGroupCreation, roots, (std::uint64_t{1} << 40) + levels);
     *out = CommAccess::make(detail::group_member(*parent, std::move(roots), me, digest, levels));
     return MPI_SUCCESS;
   } catch (const std::bad_alloc&) {

@@ -19,20 +19,20 @@ void (*g_pause_hook)() = nullptr;
 
 namespace {
 
-int g_engine_recvs = 0;               // receives waiting for the engine, all channels
+int g_engine_recvs = 0;  // receives waiting for the engine, all channels
 // Freed, incomplete operations. Never destroyed: those still listed at exit stay reachable.
 std::vector<Operation*>& g_orphans = *new std::vector<Operation*>;
 
-bool parked_matches(const Parked& p, const RangeState& range, TagLayout::Kind kind,
-                    int root_source, int payload) {
+bool parked_matches(const Parked& p, const RangeState& range, TagLayout::Kind kind, int root_source,
+                    int payload) {
   if (p.comm != range.id || p.kind != kind) return false;
   if (payload != MPI_ANY_TAG && p.payload != payload) return false;
   if (root_source == MPI_ANY_SOURCE) return range.from_root(p.root_source) != MPI_UNDEFINED;
   return p.root_source == root_source;
 }
 
-std::list<Parked>::iterator find_parked(RangeState& range, TagLayout::Kind kind,
-                                        int root_source, int payload) {
+std::list<Parked>::iterator find_parked(RangeState& range, TagLayout::Kind kind, int root_source,
+                                        int payload) {
   auto& parked = range.channel->parked();
   return std::find_if(parked.begin(), parked.end(), [&](const Parked& p) {
     return parked_matches(p, range, kind, root_source, payload);
@@ -212,8 +212,8 @@ int unpack_message(const char* packed, int packed_size, MPI_Count bytes, const c
 int unpack_self(const SelfMessage& m, int source, void* buf, int count, MPI_Datatype type,
                 MPI_Status* status) {
   MPI_Count bytes = 0;
-  int rc = unpack_message(m.packed.data(), static_cast<int>(m.packed.size()), m.bytes, "self",
-                          buf, count, type, &bytes);
+  int rc = unpack_message(m.packed.data(), static_cast<int>(m.packed.size()), m.bytes, "self", buf,
+                          count, type, &bytes);
   set_status(status, source, m.tag, bytes, rc);
   return rc;
 }
@@ -236,8 +236,7 @@ int receive_parked(Parked& p, void* buf, int count, MPI_Datatype type, MPI_Reque
 
 RecvOp::RecvOp(std::shared_ptr<RangeState> range, void* buf, int count, MPI_Datatype type,
                int source, int tag)
-    : range_(std::move(range)), buf_(buf), count_(count), type_(type), source_(source),
-      tag_(tag) {}
+    : range_(std::move(range)), buf_(buf), count_(count), type_(type), source_(source), tag_(tag) {}
 
 void RecvOp::start(MPI_Message* message, int source, int tag) {
   matched_source_ = source;
@@ -317,8 +316,7 @@ bool take_parked(RangeState& range, TagLayout::Kind kind, int root_source, int p
   return true;
 }
 
-const Parked* peek_parked(RangeState& range, TagLayout::Kind kind, int root_source,
-                          int payload) {
+const Parked* peek_parked(RangeState& range, TagLayout::Kind kind, int root_source, int payload) {
   auto& parked = range.channel->parked();
   if (parked.empty()) return nullptr;
   auto it = find_parked(range, kind, root_source, payload);
@@ -326,9 +324,8 @@ const Parked* peek_parked(RangeState& range, TagLayout::Kind kind, int root_sour
 }
 
 std::list<SelfMessage>::iterator find_self(MatchState& m, int tag) {
-  return std::find_if(m.self_queue.begin(), m.self_queue.end(), [&](const SelfMessage& s) {
-    return tag == MPI_ANY_TAG || s.tag == tag;
-  });
+  return std::find_if(m.self_queue.begin(), m.self_queue.end(),
+                      [&](const SelfMessage& s) { return tag == MPI_ANY_TAG || s.tag == tag; });
 }
 
 void enqueue_recv(RangeState& range, RecvOp* op) {
@@ -397,8 +394,8 @@ int send_bound_data(Channel& channel, int lane, int dest, const BoundDataHeader&
     std::memcpy(op->message.data() + position, buf, static_cast<size_t>(header.bytes));
     position += data_size;
   } else if (count > 0) {
-    int rc = pack_typed(buf, count, type, op->message.data(),
-                        static_cast<int>(op->message.size()), &position);
+    int rc = pack_typed(buf, count, type, op->message.data(), static_cast<int>(op->message.size()),
+                        &position);
     if (rc != MPI_SUCCESS) {
       op->unref();
       return rc;

@@ -18,8 +18,8 @@
 
 #include "backoff.hpp"
 #include "operation.hpp"
-#include "rangecomm/request.hpp"
 #include "range.hpp"
+#include "rangecomm/request.hpp"
 #include "type_facts.hpp"
 
 namespace rangecomm::detail {
@@ -59,8 +59,7 @@ class RecvOp final : public Operation {
   RecvOp(std::shared_ptr<RangeState> range, void* buf, int count, MPI_Datatype type, int source,
          int tag);
   bool matches(int source, int tag) const {
-    return (source_ == MPI_ANY_SOURCE || source_ == source) &&
-           (tag_ == MPI_ANY_TAG || tag_ == tag);
+    return (source_ == MPI_ANY_SOURCE || source_ == source) && (tag_ == MPI_ANY_TAG || tag_ == tag);
   }
   int source() const { return source_; }
   // Receives a message taken from MPI; source is a rank of the range.

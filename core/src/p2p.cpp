@@ -37,7 +37,8 @@ int check(const Comm& comm, int count, MPI_Datatype type, int rank, int tag, Pee
   MPI_Comm errcomm = s->errcomm();
   if (s->channel->closed())
     return detail::raise(errcomm, MPI_ERR_COMM, "%s: the range's MPI communicator was freed", fn);
-  if (count < 0) return detail::raise(errcomm, MPI_ERR_COUNT, "%s: count %d is negative", fn, count);
+  if (count < 0)
+    return detail::raise(errcomm, MPI_ERR_COUNT, "%s: count %d is negative", fn, count);
   if (peer != Peer::probe && type == MPI_DATATYPE_NULL)
     return detail::raise(errcomm, MPI_ERR_TYPE, "%s: MPI_DATATYPE_NULL", fn);
   bool wildcard_ok = peer != Peer::send;
@@ -46,8 +47,8 @@ int check(const Comm& comm, int count, MPI_Datatype type, int rank, int tag, Pee
     return detail::raise(errcomm, MPI_ERR_RANK, "%s: rank %d is not in the range (size %d)", fn,
                          rank, s->size);
   if (!(wildcard_ok && tag == MPI_ANY_TAG) && (tag < 0 || tag > s->channel->user_tag_ub()))
-    return detail::raise(errcomm, MPI_ERR_TAG, "%s: tag %d is outside 0..%d (MPI_TAG_UB)", fn,
-                         tag, s->channel->user_tag_ub());
+    return detail::raise(errcomm, MPI_ERR_TAG, "%s: tag %d is outside 0..%d (MPI_TAG_UB)", fn, tag,
+                         s->channel->user_tag_ub());
   *out = s;
   return MPI_SUCCESS;
 }
@@ -105,15 +106,16 @@ int send(const void* buf, int count, MPI_Datatype type, int dest, int tag, const
 }
 
 // Takes a message that is already out of MPI's queue (parked, or sent to self), if one matches.
-bool receive_taken(const std::shared_ptr<RangeState>& sp, void* buf, int count,
-                   MPI_Datatype type, int source, int tag, Request* request, int* rc) {
+bool receive_taken(const std::shared_ptr<RangeState>& sp, void* buf, int count, MPI_Datatype type,
+                   int source, int tag, Request* request, int* rc) {
   RangeState& s = *sp;
   if (source != s.rank) {
     int root_source = source == MPI_ANY_SOURCE ? MPI_ANY_SOURCE : s.to_root(source);
     detail::Parked p;
     if (detail::take_parked(s, TagLayout::p2p, root_source, tag, &p)) {
       MPI_Request native;
-      *rc = detail::raise_mpi(s.errcomm(), MPI_Imrecv(buf, count, type, &p.message, &native), "Irecv");
+      *rc = detail::raise_mpi(s.errcomm(), MPI_Imrecv(buf, count, type, &p.message, &native),
+                              "Irecv");
       if (*rc == MPI_SUCCESS)
         RequestAccess::set_native(request, native, true, s.from_root(p.root_source), p.payload,
                                   s.errcomm());
@@ -179,13 +181,14 @@ int irecv(void* buf, int count, MPI_Datatype type, int source, int tag, const Co
   }
   MPI_Request native;
   rc = MPI_Irecv(buf, count, type, s->to_root(source), wtag, lane, &native);
-  if (rc == MPI_SUCCESS) RequestAccess::set_native(request, native, true, source, tag, s->errcomm());
+  if (rc == MPI_SUCCESS)
+    RequestAccess::set_native(request, native, true, source, tag, s->errcomm());
   return detail::raise_mpi(s->errcomm(), rc, fn);
 }
 
 // Iprobe, and Improbe when message is not null.
-int iprobe(int source, int tag, const Comm& comm, int* flag, Message* message,
-           MPI_Status* status, const char* fn) {
+int iprobe(int source, int tag, const Comm& comm, int* flag, Message* message, MPI_Status* status,
+           const char* fn) {
   RangeState* s = nullptr;
   int rc = check(comm, 0, MPI_BYTE, source, tag, Peer::probe, fn, &s);
   if (rc != MPI_SUCCESS) return rc;
@@ -220,8 +223,8 @@ int iprobe(int source, int tag, const Comm& comm, int* flag, Message* message,
   if (source == s->rank) return MPI_SUCCESS;
   int root_source = source == MPI_ANY_SOURCE ? MPI_ANY_SOURCE : s->to_root(source);
   bool engine_owns = s->match && !s->match->waiting.empty();
-  bool direct = source != MPI_ANY_SOURCE && tag != MPI_ANY_TAG &&
-                tag <= TagLayout::max_payload && !engine_owns;
+  bool direct = source != MPI_ANY_SOURCE && tag != MPI_ANY_TAG && tag <= TagLayout::max_payload &&
+                !engine_owns;
   int slot = direct ? detail::peer_slot(*s, source) : -1;
   direct = slot >= 0;
   if (!direct) detail::poll_range_lane(*s);

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <climits>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <new>
 #include <string>
 
@@ -161,8 +161,8 @@ int send_with_binding(RangeState& s, int dest, int payload, const void* buf, int
   MPI_Count type_size = 0;
   MPI_Type_size_x(type, &type_size);
   BoundDataHeader header{s.id.hi, s.id.lo, s.slot, payload, type_size * count};
-  int rc = send_bound_data(*s.channel, comm_lane(s), s.to_root(dest), header, buf, count, type,
-                           sent);
+  int rc =
+      send_bound_data(*s.channel, comm_lane(s), s.to_root(dest), header, buf, count, type, sent);
   if (*sent) link.bound = true;
   return rc;
 }
@@ -228,9 +228,7 @@ int Comm::rank_from_root(int root_rank) const {
   return state_ ? state_->from_root(root_rank) : MPI_UNDEFINED;
 }
 int Comm::root_first() const { return state_ ? state_->first : MPI_UNDEFINED; }
-int Comm::root_stride() const {
-  return state_ && !state_->table ? state_->stride : MPI_UNDEFINED;
-}
+int Comm::root_stride() const { return state_ && !state_->table ? state_->stride : MPI_UNDEFINED; }
 bool Comm::is_strided_range() const { return state_ && !state_->table; }
 int Comm::depth() const { return state_ ? state_->depth : MPI_UNDEFINED; }
 MPI_Comm Comm::root_mpi_comm() const { return state_ ? state_->channel->user() : MPI_COMM_NULL; }
@@ -321,8 +319,8 @@ int Split_Comm_below(const Comm& parent_comm, int first, int last, int stride, i
 }
 
 namespace {
-int make_range(RangeState& parent, int first, int last, int stride, int levels,
-               std::uint64_t salt, Comm* out);
+int make_range(RangeState& parent, int first, int last, int stride, int levels, std::uint64_t salt,
+               Comm* out);
 }  // namespace
 
 int Split_Comm_salted(const Comm& parent_comm, int first, int last, int stride, int levels,
@@ -335,17 +333,20 @@ int Split_Comm_salted(const Comm& parent_comm, int first, int last, int stride, 
   std::shared_ptr<RangeState> kept = out == &parent_comm ? held : nullptr;
   if (parent == nullptr) {
     *out = Comm();
-    return detail::raise(MPI_COMM_WORLD, MPI_ERR_COMM, "Split_Comm: the parent is the null communicator");
+    return detail::raise(MPI_COMM_WORLD, MPI_ERR_COMM,
+                         "Split_Comm: the parent is the null communicator");
   }
   MPI_Comm errcomm = parent->errcomm();
   if (parent->channel->closed())
-    return detail::raise(errcomm, MPI_ERR_COMM, "Split_Comm: the parent's MPI communicator was freed");
+    return detail::raise(errcomm, MPI_ERR_COMM,
+                         "Split_Comm: the parent's MPI communicator was freed");
   if (stride < 1)
     return detail::raise(errcomm, MPI_ERR_ARG, "Split_Comm: stride %d is below 1", stride);
   if (levels < 1)
     return detail::raise(errcomm, MPI_ERR_ARG, "Split_Comm: levels %d is below 1", levels);
   if (first > last)
-    return detail::raise(errcomm, MPI_ERR_ARG, "Split_Comm: first %d is above last %d", first, last);
+    return detail::raise(errcomm, MPI_ERR_ARG, "Split_Comm: first %d is above last %d", first,
+                         last);
   if (first < 0 || last >= parent->size)
     return detail::raise(errcomm, MPI_ERR_RANK,
                          "Split_Comm: range %d..%d is outside the parent's ranks 0..%d", first,
@@ -365,8 +366,8 @@ namespace {
 // The part of Split_Comm_below that allocates. The k-th range first..last:stride of a parent
 // (at `levels`) is the same communicator at every member: its identity is derived from the
 // parent's, the coordinates and k.
-int make_range(RangeState& parent, int first, int last, int stride, int levels,
-               std::uint64_t salt, Comm* out) {
+int make_range(RangeState& parent, int first, int last, int stride, int levels, std::uint64_t salt,
+               Comm* out) {
   int me = parent.rank;
   auto s = detail::new_range_state();
   set_parent(*s, parent);
@@ -397,13 +398,15 @@ std::uint32_t Comm_context(const Comm& comm) {
 }
 
 int Comm_rank(const Comm& comm, int* rank) {
-  if (comm.is_null()) return detail::raise(MPI_COMM_WORLD, MPI_ERR_COMM, "Comm_rank: null communicator");
+  if (comm.is_null())
+    return detail::raise(MPI_COMM_WORLD, MPI_ERR_COMM, "Comm_rank: null communicator");
   *rank = comm.rank();
   return MPI_SUCCESS;
 }
 
 int Comm_size(const Comm& comm, int* size) {
-  if (comm.is_null()) return detail::raise(MPI_COMM_WORLD, MPI_ERR_COMM, "Comm_size: null communicator");
+  if (comm.is_null())
+    return detail::raise(MPI_COMM_WORLD, MPI_ERR_COMM, "Comm_size: null communicator");
   *size = comm.size();
   return MPI_SUCCESS;
 }

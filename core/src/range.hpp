@@ -59,12 +59,12 @@ struct RangeState {
   std::uint32_t coll_seq = 0;  // sequence number of the next collective
   std::shared_ptr<const GroupTable> table;
   std::shared_ptr<const GroupTable> parent_table;  // the parent's, when the parent has one
-  int rank = MPI_UNDEFINED;  // this process's rank in the range
+  int rank = MPI_UNDEFINED;                        // this process's rank in the range
   int parent_first = 0, parent_stride = 1;
   int depth = 0;
   CommId id;
-  int slot = kNoSlot;          // this process's slot for the communicator, taken at first send
-  int send_tag_base = 0;       // TagLayout::tag_base(slot)
+  int slot = kNoSlot;     // this process's slot for the communicator, taken at first send
+  int send_tag_base = 0;  // TagLayout::tag_base(slot)
   MPI_Comm send_lane = MPI_COMM_NULL;
   // Made on first traffic, one per rank, and on first use of the matching engine; with either,
   // the communicator is in its channel's table of communicators by identity.
@@ -95,6 +95,7 @@ struct RangeState {
   // The creation counts of children made from this communicator (the root's live in its
   // channel, so that a root made again after all handles were freed continues them).
   ChildCounts& child_counts();
+
  private:
   void make_peers();
 };
@@ -163,7 +164,9 @@ struct RecyclingAllocator {
     ::operator delete(p);
   }
   template <class U>
-  bool operator==(const RecyclingAllocator<U>&) const noexcept { return true; }
+  bool operator==(const RecyclingAllocator<U>&) const noexcept {
+    return true;
+  }
 
  private:
   struct Stack {

@@ -41,11 +41,16 @@ void apply(Kind kind, const void* in_buf, void* out_buf, int count) {
 }
 
 bool kind_of(MPI_Op op, Kind* kind) {
-  if (op == MPI_SUM) *kind = Kind::sum;
-  else if (op == MPI_MAX) *kind = Kind::max;
-  else if (op == MPI_MIN) *kind = Kind::min;
-  else if (op == MPI_PROD) *kind = Kind::prod;
-  else return false;
+  if (op == MPI_SUM)
+    *kind = Kind::sum;
+  else if (op == MPI_MAX)
+    *kind = Kind::max;
+  else if (op == MPI_MIN)
+    *kind = Kind::min;
+  else if (op == MPI_PROD)
+    *kind = Kind::prod;
+  else
+    return false;
   return true;
 }
 
@@ -56,16 +61,26 @@ bool kind_of(MPI_Op op, Kind* kind) {
 // answer the collectives must give whatever the vector's length.
 bool apply_typed(Kind kind, const void* in, void* out, int count, MPI_Datatype type) {
   bool arithmetic = kind == Kind::sum || kind == Kind::prod;
-  if (type == MPI_INT) apply<int>(kind, in, out, count);
-  else if (type == MPI_LONG) apply<long>(kind, in, out, count);
-  else if (type == MPI_LONG_LONG) apply<long long>(kind, in, out, count);
-  else if (!arithmetic) return false;
-  else if (type == MPI_DOUBLE) apply<double>(kind, in, out, count);
-  else if (type == MPI_FLOAT) apply<float>(kind, in, out, count);
-  else if (type == MPI_UNSIGNED) apply<unsigned>(kind, in, out, count);
-  else if (type == MPI_UNSIGNED_LONG) apply<unsigned long>(kind, in, out, count);
-  else if (type == MPI_UNSIGNED_LONG_LONG) apply<unsigned long long>(kind, in, out, count);
-  else return false;
+  if (type == MPI_INT)
+    apply<int>(kind, in, out, count);
+  else if (type == MPI_LONG)
+    apply<long>(kind, in, out, count);
+  else if (type == MPI_LONG_LONG)
+    apply<long long>(kind, in, out, count);
+  else if (!arithmetic)
+    return false;
+  else if (type == MPI_DOUBLE)
+    apply<double>(kind, in, out, count);
+  else if (type == MPI_FLOAT)
+    apply<float>(kind, in, out, count);
+  else if (type == MPI_UNSIGNED)
+    apply<unsigned>(kind, in, out, count);
+  else if (type == MPI_UNSIGNED_LONG)
+    apply<unsigned long>(kind, in, out, count);
+  else if (type == MPI_UNSIGNED_LONG_LONG)
+    apply<unsigned long long>(kind, in, out, count);
+  else
+    return false;
   return true;
 }
 

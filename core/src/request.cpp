@@ -175,8 +175,7 @@ void RequestAccess::cancel(Request& r) {
     r.op_->cancel();
 }
 
-int RequestAccess::receive(Message* m, void* buf, int count, MPI_Datatype type,
-                           Request* request) {
+int RequestAccess::receive(Message* m, void* buf, int count, MPI_Datatype type, Request* request) {
   switch (m->kind_) {
     case Message::Kind::null:
       return raise(MPI_COMM_WORLD, MPI_ERR_ARG, "Mrecv/Imrecv: the message is null");
@@ -209,7 +208,8 @@ int Progress() {
 }
 
 int Wait(Request* request, MPI_Status* status) {
-  if (request == nullptr) return detail::raise(MPI_COMM_WORLD, MPI_ERR_REQUEST, "Wait: request is null");
+  if (request == nullptr)
+    return detail::raise(MPI_COMM_WORLD, MPI_ERR_REQUEST, "Wait: request is null");
   MPI_Status st;
   int rc = MPI_SUCCESS;
   // Nothing of the library's own to advance: let MPI block (and yield) the way it likes.
@@ -346,8 +346,7 @@ int Testany(int count, Request requests[], int* index, int* flag, MPI_Status* st
   return rc;
 }
 
-int Waitsome(int count, Request requests[], int* outcount, int indices[],
-             MPI_Status statuses[]) {
+int Waitsome(int count, Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
   if (count < 0 || outcount == nullptr)
     return detail::raise(MPI_COMM_WORLD, MPI_ERR_ARG, "Waitsome: bad count or outcount");
   Backoff backoff;
@@ -359,8 +358,7 @@ int Waitsome(int count, Request requests[], int* outcount, int indices[],
   return failed ? MPI_ERR_IN_STATUS : MPI_SUCCESS;
 }
 
-int Testsome(int count, Request requests[], int* outcount, int indices[],
-             MPI_Status statuses[]) {
+int Testsome(int count, Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
   if (count < 0 || outcount == nullptr)
     return detail::raise(MPI_COMM_WORLD, MPI_ERR_ARG, "Testsome: bad count or outcount");
   detail::progress();

@@ -6,8 +6,8 @@
 
 #include "errors.hpp"
 #include "matching.hpp"
-#include "reduce_local.hpp"
 #include "rangecomm/embedding.hpp"
+#include "reduce_local.hpp"
 #include "status.hpp"
 #include "type_facts.hpp"
 
@@ -32,7 +32,8 @@ void Schedule::recv(void* buf, int count, MPI_Datatype type, int peer) {
 
 void Schedule::copy(const void* in, int in_count, MPI_Datatype in_type, void* out, int out_count,
                     MPI_Datatype out_type) {
-  steps_.push_back({Step::Kind::copy, 0, in, out, in_count, in_type, out_count, out_type, MPI_OP_NULL});
+  steps_.push_back(
+      {Step::Kind::copy, 0, in, out, in_count, in_type, out_count, out_type, MPI_OP_NULL});
 }
 
 void Schedule::reduce(const void* in, void* out, int count, MPI_Datatype type, MPI_Op op) {
@@ -104,9 +105,9 @@ OpUse* find_op_use(MPI_Op op) {
 // The predefined reduction operations, all commutative (MPI_REPLACE and MPI_NO_OP, predefined
 // for one-sided accumulates, are not commutative in MPICH).
 bool predefined_reduction(MPI_Op op) {
-  static const MPI_Op kReductions[] = {MPI_SUM,  MPI_MAX, MPI_MIN,  MPI_PROD,   MPI_LAND,
-                                       MPI_BAND, MPI_LOR, MPI_BOR,  MPI_LXOR,   MPI_BXOR,
-                                       MPI_MINLOC, MPI_MAXLOC};
+  static const MPI_Op kReductions[] = {MPI_SUM,  MPI_MAX,  MPI_MIN,    MPI_PROD,
+                                       MPI_LAND, MPI_BAND, MPI_LOR,    MPI_BOR,
+                                       MPI_LXOR, MPI_BXOR, MPI_MINLOC, MPI_MAXLOC};
   for (MPI_Op p : kReductions)
     if (op == p) return true;
   return false;
@@ -247,11 +248,9 @@ int post_recv(const Step& s, RangeState& range, int seq, MPI_Request* req) {
 
 // The lane and tag of a collective step's send (after a binding or header it needs), or *sent
 // when the step's first message to its peer went inside the binding.
-int send_envelope(RangeState& range, const Step& s, int seq, MPI_Comm* lane, int* tag,
-                  bool* sent) {
+int send_envelope(RangeState& range, const Step& s, int seq, MPI_Comm* lane, int* tag, bool* sent) {
   *sent = false;
-  if (fast_send_envelope(range, s.peer, TagLayout::collective, seq, lane, tag))
-    return MPI_SUCCESS;
+  if (fast_send_envelope(range, s.peer, TagLayout::collective, seq, lane, tag)) return MPI_SUCCESS;
   int rc = send_with_binding(range, s.peer, seq, s.in, s.count, s.type, sent);
   if (rc != MPI_SUCCESS || *sent) return rc;
   return prepare_send(range, s.peer, TagLayout::collective, seq, lane, tag);
@@ -297,8 +296,8 @@ int post_transfers(const Step* begin, const Step* end, RangeState& range, int se
     if (int rc = send_envelope(range, *s, seq, &lane, &tag, &sent)) return rc;
     if (sent) continue;
     requests->push_back(MPI_REQUEST_NULL);
-    int rc = MPI_Isend(s->in, s->count, s->type, range.to_root(s->peer), tag, lane,
-                       &requests->back());
+    int rc =
+        MPI_Isend(s->in, s->count, s->type, range.to_root(s->peer), tag, lane, &requests->back());
     if (rc != MPI_SUCCESS) return rc;
   }
   return MPI_SUCCESS;
@@ -348,8 +347,7 @@ int post_round(const Step* begin, const Step* end, RangeState& range, int seq,
 // halving, Bruck, dissemination): a blocking send, receive or MPI_Sendrecv waits exactly as
 // Isend/Irecv plus Waitall would, for about half the instructions. Returns false, doing nothing,
 // otherwise (also when the receive's sender has not bound its slot yet).
-bool run_single_transfers(const Step* begin, const Step* end, RangeState& range, int seq,
-                          int* rc) {
+bool run_single_transfers(const Step* begin, const Step* end, RangeState& range, int seq, int* rc) {
   const Step* send = nullptr;
   const Step* recv = nullptr;
   if (end - begin > 2) return false;
@@ -400,8 +398,8 @@ bool run_single_transfers(const Step* begin, const Step* end, RangeState& range,
   } else if (send != nullptr) {
     *rc = MPI_Send(send->in, send->count, send->type, to, send_tag, send_lane);
   } else if (recv != nullptr) {
-    *rc = MPI_Recv(recv->out, recv->count, recv->type, from, recv_tag, recv_lane,
-                   MPI_STATUS_IGNORE);
+    *rc =
+        MPI_Recv(recv->out, recv->count, recv->type, from, recv_tag, recv_lane, MPI_STATUS_IGNORE);
   }
   return true;
 }
@@ -508,8 +506,7 @@ int CollectiveOp::start_round(size_t r) {
 
 }  // namespace
 
-int start_schedule(const std::shared_ptr<RangeState>& range, SchedulePtr schedule,
-                   Operation** op) {
+int start_schedule(const std::shared_ptr<RangeState>& range, SchedulePtr schedule, Operation** op) {
   schedule->close();
   int rc = schedule->hold_datatypes();
   if (rc != MPI_SUCCESS) return rc;

@@ -18,14 +18,14 @@ namespace rangecomm::detail {
 // One step of a collective's algorithm for one process.
 struct Step {
   enum class Kind : unsigned char { send, recv, copy, reduce } kind;
-  int peer;                // send/recv: rank in the range
-  const void* in;          // send buffer, copy/reduce source
-  void* out;               // recv buffer, copy/reduce destination
+  int peer;        // send/recv: rank in the range
+  const void* in;  // send buffer, copy/reduce source
+  void* out;       // recv buffer, copy/reduce destination
   int count;
   MPI_Datatype type;
-  int out_count;           // copy: elements of out_type
-  MPI_Datatype out_type;   // copy: destination type (may differ from type)
-  MPI_Op op;               // reduce: out = in op out
+  int out_count;          // copy: elements of out_type
+  MPI_Datatype out_type;  // copy: destination type (may differ from type)
+  MPI_Op op;              // reduce: out = in op out
 };
 
 // What a collective's algorithm writes: steps grouped into rounds. A round starts when
@@ -158,8 +158,7 @@ SchedulePtr new_schedule();
 // Runs a schedule on a range as one nonblocking operation, with the range's next collective
 // sequence number. On success *op is the started operation (one reference for the caller); the
 // engine advances it in every progress call until it completes.
-int start_schedule(const std::shared_ptr<RangeState>& range, SchedulePtr schedule,
-                   Operation** op);
+int start_schedule(const std::shared_ptr<RangeState>& range, SchedulePtr schedule, Operation** op);
 
 // The next collective sequence number of a range (every member calls collectives in the same
 // order, so they agree without talking).

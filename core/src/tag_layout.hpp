@@ -42,9 +42,7 @@ struct TagLayout {
   bool reserved(int slot) const { return (slot >> lane_bits) == control_high(); }
   int lane_of(int slot) const { return slot & (lanes() - 1); }
   int tag_base(int slot) const { return (slot >> lane_bits) << header_bits; }
-  static int tag(int base, Kind kind, int payload) {
-    return base | (kind << kind_shift) | payload;
-  }
+  static int tag(int base, Kind kind, int payload) { return base | (kind << kind_shift) | payload; }
   int control_tag(Control c) const { return (control_high() << header_bits) | c; }
   int wide_data_tag() const { return (control_high() << header_bits) | (1 << kind_shift); }
 

@@ -41,8 +41,8 @@ int unpack_typed(const void* packed, int packed_size, int* position, void* out, 
   MPI_Count size = 0;
   MPI_Type_size_x(type, &size);
   int bytes = static_cast<int>(size * count);
-  int rc = MPI_Sendrecv(static_cast<const char*>(packed) + *position, bytes, MPI_PACKED, 0, 0,
-                        out, count, type, 0, 0, MPI_COMM_SELF, MPI_STATUS_IGNORE);
+  int rc = MPI_Sendrecv(static_cast<const char*>(packed) + *position, bytes, MPI_PACKED, 0, 0, out,
+                        count, type, 0, 0, MPI_COMM_SELF, MPI_STATUS_IGNORE);
   if (rc == MPI_SUCCESS) *position += bytes;
   return rc;
 }

@@ -11,8 +11,10 @@
 
 /* Prints v right-aligned in width columns, or "-" for -1 (not a member). */
 static void cell(int width, int v) {
-  if (v < 0) printf("%*s", width, "-");
-  else printf("%*d", width, v);
+  if (v < 0)
+    printf("%*s", width, "-");
+  else
+    printf("%*d", width, v);
 }
 
 int main(int argc, char** argv) {
@@ -67,8 +69,8 @@ int main(int argc, char** argv) {
   int* rows = rank == 0 ? malloc(sizeof(int) * 5 * size) : NULL;
   MPI_Gather(row, 5, MPI_INT, rows, 5, MPI_INT, 0, MPI_COMM_WORLD);
   if (rank == 0) {
-    printf("%d processes; MPI_COMM_WORLD is a range: %s; range 1..0 gives MPI_ERR_ARG: %s\n",
-           size, world_flag ? "yes" : "no", error_class == MPI_ERR_ARG ? "yes" : "no");
+    printf("%d processes; MPI_COMM_WORLD is a range: %s; range 1..0 gives MPI_ERR_ARG: %s\n", size,
+           world_flag ? "yes" : "no", error_class == MPI_ERR_ARG ? "yes" : "no");
     printf("world  evens  sum of evens  upper  bcast from upper rank 0  evens is a range\n");
     for (int r = 0; r < size; ++r) {
       const int* x = rows + 5 * r;

@@ -32,8 +32,8 @@ int main(int argc, char** argv) {
   MPI_Reduce(&alive, &fewest, 1, MPI_INT, MPI_MIN, 0, MPI_COMM_WORLD);
   MPI_Reduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, 0, MPI_COMM_WORLD);
   if (rank == 0)
-    printf("live duplicates of MPI_COMM_SELF: %d of %d on every process%s; messages %s\n",
-           fewest, n, fewest < n ? " (then MPI_Comm_dup failed)" : "", all_ok ? "ok" : "WRONG");
+    printf("live duplicates of MPI_COMM_SELF: %d of %d on every process%s; messages %s\n", fewest,
+           n, fewest < n ? " (then MPI_Comm_dup failed)" : "", all_ok ? "ok" : "WRONG");
   for (int i = 0; i < alive; ++i) MPI_Comm_free(&comms[i]);
   free(comms);
   MPI_Finalize();

@@ -34,8 +34,8 @@ int main(int argc, char** argv) {
   if (rank == 0) {
     printf("range communicators: %s\n", ranges ? "yes" : "no");
     for (int r = 0; r < size; ++r)
-      printf("rank %d: rank %d in its pair, sum of the pair's world ranks %d\n", r,
-             rows[2 * r], rows[2 * r + 1]);
+      printf("rank %d: rank %d in its pair, sum of the pair's world ranks %d\n", r, rows[2 * r],
+             rows[2 * r + 1]);
   }
   free(rows);
   MPI_Comm_free(&pair);

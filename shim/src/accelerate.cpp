@@ -51,7 +51,7 @@ int allgather_ints(MPI_Comm parent, int* mine, int n, std::vector<int>* all) {
 Why unmapped(MPI_Comm comm) {
   int inter = 0;
   return MPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && inter ? Why::intercomm
-                                                                    : Why::outside_world;
+                                                                   : Why::outside_world;
 }
 
 // This process's communicator of a creation collective over the real parent `comm` (dup,
@@ -60,8 +60,7 @@ Why unmapped(MPI_Comm comm) {
 // mirror's, agreed at its first such creation). MPI_COMM_NULL for a non-member. When that
 // first agreement tells that some member's handle table is nearly full, *low is set and nothing
 // is made: every member then leaves this creation to MPI.
-int make_from(MPI_Comm comm, RangeParent& p, const SplitPlan* plan, MPI_Comm* newcomm,
-              bool* low) {
+int make_from(MPI_Comm comm, RangeParent& p, const SplitPlan* plan, MPI_Comm* newcomm, bool* low) {
   if (int rc = agree_mirror(comm, &p, low)) return raise_on(comm, rc);
   if (*low) return MPI_SUCCESS;
   rangecomm::Comm mine;
@@ -142,8 +141,7 @@ int split_by_entries(MPI_Comm comm, RangeParent& p, const std::vector<int>& entr
 
 // MPI_Comm_split of a real communicator: one exchange of colours and keys, then each member
 // makes its group alone.
-int accelerated_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm, bool* made,
-                      Why* why) {
+int accelerated_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm, bool* made, Why* why) {
   *made = false;
   RangeParent p;
   if (!mapped_parent(comm, &p)) {
@@ -248,8 +246,8 @@ int accelerated_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm, bool* 
 // group): groups of different such parents reach the library as groups of the world. A group
 // that is not a subset, a caller outside it or a negative tag are left to MPI, which reports
 // them.
-int accelerated_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* newcomm,
-                             bool* made, Why* why) {
+int accelerated_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* newcomm, bool* made,
+                             Why* why) {
   *made = false;
   RangeParent p;
   std::vector<int> ranks;
@@ -309,8 +307,7 @@ int shadow_replace(MPI_Comm* newcomm, bool* replaced) {
 // collective sequence). Otherwise it is named by a number agreed in one MPI_Iallreduce on the
 // parent, where MPI orders it among the parent's collectives: idups of different parents with
 // the same members, started in different orders, stay apart.
-int accelerated_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request, bool* made,
-                     Why* why) {
+int accelerated_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request, bool* made, Why* why) {
   RangeParent p;
   if (has_topology(comm)) {
     *made = false;
@@ -337,17 +334,15 @@ int accelerated_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request, boo
                           });
   std::vector<int> members(static_cast<size_t>(p.size));
   for (int i = 0; i < p.size; ++i) members[i] = p.in_range(i);
-  return start_creation(comm, "MPI_Comm_idup", newcomm, request,
-                        [&](rangecomm::Comm* out, rangecomm::Request* r) {
-                          return rangecomm::Icomm_create_numbered(
-                              world_range(), members.data(), static_cast<int>(members.size()),
-                              [comm](const std::uint32_t* mine, std::uint32_t* agreed,
-                                     MPI_Request* req) {
-                                return MPI_Iallreduce(mine, agreed, 4, MPI_UINT32_T, MPI_MAX,
-                                                       comm, req);
-                              },
-                              out, r);
-                        });
+  return start_creation(
+      comm, "MPI_Comm_idup", newcomm, request, [&](rangecomm::Comm* out, rangecomm::Request* r) {
+        return rangecomm::Icomm_create_numbered(
+            world_range(), members.data(), static_cast<int>(members.size()),
+            [comm](const std::uint32_t* mine, std::uint32_t* agreed, MPI_Request* req) {
+              return MPI_Iallreduce(mine, agreed, 4, MPI_UINT32_T, MPI_MAX, comm, req);
+            },
+            out, r);
+      });
 }
 
 }  // namespace
@@ -374,8 +369,7 @@ int null_result(MPI_Comm comm, const char* fn) {
   // MPICH checks a creation's result pointer before it looks at the communicator, and raises
   // the error on MPI_COMM_WORLD: a program under MPICH sees it there, so it does here too.
   (void)comm;
-  return raise_error(MPI_COMM_WORLD, MPI_ERR_ARG, "%s: the result argument is a null pointer",
-                     fn);
+  return raise_error(MPI_COMM_WORLD, MPI_ERR_ARG, "%s: the result argument is a null pointer", fn);
 #else
   return raise_error(comm, MPI_ERR_ARG, "%s: the result argument is a null pointer", fn);
 #endif
@@ -408,7 +402,7 @@ extern "C" int rc_hand_MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
 extern "C" int rc_hand_MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm) {
   if (UNLIKELY(newcomm == nullptr))
     return rc_is_fake_comm(comm) ? null_result(comm, "MPI_Comm_dup_with_info")
-                                : MPI_Comm_dup_with_info(comm, info, newcomm);
+                                 : MPI_Comm_dup_with_info(comm, info, newcomm);
   constexpr Creation kCall = Creation::dup_with_info;
   if (UNLIKELY(rc_is_fake_comm(comm))) {
     Locked locked;
@@ -431,7 +425,7 @@ extern "C" int rc_hand_MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_
 extern "C" int rc_hand_MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
   if (UNLIKELY(newcomm == nullptr))
     return rc_is_fake_comm(comm) ? null_result(comm, "MPI_Comm_split")
-                                : MPI_Comm_split(comm, color, key, newcomm);
+                                 : MPI_Comm_split(comm, color, key, newcomm);
   if (UNLIKELY(rc_is_fake_comm(comm))) {
     Locked locked;
     // A library communicator's split is MPI's when a member's handle table is nearly full.
@@ -456,7 +450,7 @@ extern "C" int rc_hand_MPI_Comm_split_type(MPI_Comm comm, int split_type, int ke
                                            MPI_Comm* newcomm) {
   if (UNLIKELY(newcomm == nullptr))
     return rc_is_fake_comm(comm) ? null_result(comm, "MPI_Comm_split_type")
-                                : MPI_Comm_split_type(comm, split_type, key, info, newcomm);
+                                 : MPI_Comm_split_type(comm, split_type, key, info, newcomm);
   // Split types the library cannot compute itself (and any split type of a library
   // communicator, which MPI makes on its fallback): MPI splits, and under the acceleration
   // modes its result is replaced.
@@ -521,8 +515,7 @@ extern "C" int rc_hand_MPI_Comm_create_from_group(MPI_Group group, const char* s
                                                   MPI_Info info, MPI_Errhandler errhandler,
                                                   MPI_Comm* newcomm) {
   int rc = UNLIKELY(rangecomm::Progress_needed())
-               ? rc_blocking_MPI_Comm_create_from_group(group, stringtag, info, errhandler,
-                                                         newcomm)
+               ? rc_blocking_MPI_Comm_create_from_group(group, stringtag, info, errhandler, newcomm)
                : MPI_Comm_create_from_group(group, stringtag, info, errhandler, newcomm);
   bool replaced = false;
   Why why = g_accelerate ? Why::not_parent_call : Why::mode_off;
@@ -537,7 +530,7 @@ extern "C" int rc_hand_MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI
                                                MPI_Request* request) {
   if (UNLIKELY(newcomm == nullptr))
     return rc_is_fake_comm(comm) ? null_result(comm, "MPI_Comm_idup_with_info")
-                                : MPI_Comm_idup_with_info(comm, info, newcomm, request);
+                                 : MPI_Comm_idup_with_info(comm, info, newcomm, request);
   constexpr Creation kCall = Creation::idup_with_info;
   if (UNLIKELY(rc_is_fake_comm(comm))) {
     Locked locked;
@@ -566,7 +559,7 @@ extern "C" int rc_hand_MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI
 extern "C" int rc_hand_MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
   if (UNLIKELY(newcomm == nullptr))
     return rc_is_fake_comm(comm) ? null_result(comm, "MPI_Comm_create")
-                                : MPI_Comm_create(comm, group, newcomm);
+                                 : MPI_Comm_create(comm, group, newcomm);
   if (UNLIKELY(rc_is_fake_comm(comm))) {
     Locked locked;
     return reported(Creation::create, true, Why::count,
@@ -589,7 +582,7 @@ extern "C" int rc_hand_MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int
                                              MPI_Comm* newcomm) {
   if (UNLIKELY(newcomm == nullptr))
     return rc_is_fake_comm(comm) ? null_result(comm, "MPI_Comm_create_group")
-                                : MPI_Comm_create_group(comm, group, tag, newcomm);
+                                 : MPI_Comm_create_group(comm, group, tag, newcomm);
   constexpr Creation kCall = Creation::create_group;
   if (UNLIKELY(rc_is_fake_comm(comm))) {
     Locked locked;
@@ -612,11 +605,11 @@ extern "C" int rc_hand_MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int
 extern "C" int rc_hand_MPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) {
   if (UNLIKELY(newcomm == nullptr))
     return rc_is_fake_comm(comm) ? null_result(comm, "MPI_Comm_idup")
-                                : MPI_Comm_idup(comm, newcomm, request);
+                                 : MPI_Comm_idup(comm, newcomm, request);
   if (UNLIKELY(rc_is_fake_comm(comm))) {
     Locked locked;
-    return reported(Creation::idup, true, Why::count,
-                    rc_fake_MPI_Comm_idup(comm, newcomm, request), newcomm);
+    return reported(Creation::idup, true, Why::count, rc_fake_MPI_Comm_idup(comm, newcomm, request),
+                    newcomm);
   }
   Why why = Why::mode_off;
   if (UNLIKELY(g_accelerate) && !left_to_mpi(&why)) {

@@ -19,8 +19,8 @@ namespace rcshim {
 int start_creation(MPI_Comm comm, const char* fn, MPI_Comm* newcomm, MPI_Request* request,
                    const std::function<int(rangecomm::Comm*, rangecomm::Request*)>& start) {
   auto made = std::make_shared<rangecomm::Comm>();
-  int rc = start_request(comm, request, fn,
-                         [&](rangecomm::Request* r) { return start(made.get(), r); });
+  int rc =
+      start_request(comm, request, fn, [&](rangecomm::Request* r) { return start(made.get(), r); });
   if (rc != MPI_SUCCESS) {
     release_comm(*newcomm);
     *newcomm = MPI_COMM_NULL;

@@ -280,23 +280,23 @@ constexpr MPI_Fint kFortranFake = 0x40000000;
 constexpr MPI_Fint kFortranMask = 0x03ffffff;
 bool fortran_fake(MPI_Fint f) { return (f & ~kFortranMask) == kFortranFake; }
 }  // namespace
-#define RC_FORTRAN_CONVERSIONS(Type, type)                                                     \
-  extern "C" int rc_fake_MPI_##Type##_c2f(MPI_##Type handle) {                                 \
-    return kFortranFake | static_cast<MPI_Fint>(rc_fake_##type##_index(handle));              \
-  }                                                                                            \
-  extern "C" MPI_##Type rc_hand_MPI_##Type##_f2c(MPI_Fint handle) {                            \
-    if (fortran_fake(handle))                                                                  \
-      return rc_fake_##type##_handle(static_cast<std::uint32_t>(handle & kFortranMask));       \
-    return MPI_##Type##_f2c(handle);                                                           \
+#define RC_FORTRAN_CONVERSIONS(Type, type)                                               \
+  extern "C" int rc_fake_MPI_##Type##_c2f(MPI_##Type handle) {                           \
+    return kFortranFake | static_cast<MPI_Fint>(rc_fake_##type##_index(handle));         \
+  }                                                                                      \
+  extern "C" MPI_##Type rc_hand_MPI_##Type##_f2c(MPI_Fint handle) {                      \
+    if (fortran_fake(handle))                                                            \
+      return rc_fake_##type##_handle(static_cast<std::uint32_t>(handle & kFortranMask)); \
+    return MPI_##Type##_f2c(handle);                                                     \
   }
 #else
-#define RC_FORTRAN_CONVERSIONS(Type, type)                                                     \
-  extern "C" int rc_fake_MPI_##Type##_c2f(MPI_##Type handle) {                                 \
-    return static_cast<MPI_Fint>(handle);                                                      \
-  }                                                                                            \
-  extern "C" MPI_##Type rc_hand_MPI_##Type##_f2c(MPI_Fint handle) {                            \
-    MPI_##Type as_c = static_cast<MPI_##Type>(handle);                                        \
-    return rc_is_fake_##type(as_c) ? as_c : MPI_##Type##_f2c(handle);                          \
+#define RC_FORTRAN_CONVERSIONS(Type, type)                            \
+  extern "C" int rc_fake_MPI_##Type##_c2f(MPI_##Type handle) {        \
+    return static_cast<MPI_Fint>(handle);                             \
+  }                                                                   \
+  extern "C" MPI_##Type rc_hand_MPI_##Type##_f2c(MPI_Fint handle) {   \
+    MPI_##Type as_c = static_cast<MPI_##Type>(handle);                \
+    return rc_is_fake_##type(as_c) ? as_c : MPI_##Type##_f2c(handle); \
   }
 #endif
 RC_FORTRAN_CONVERSIONS(Comm, comm)

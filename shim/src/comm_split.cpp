@@ -16,8 +16,8 @@ int make_members(const rangecomm::Comm& parent, const SplitPlan& plan, int level
   int first = 0, last = 0, stride = 1;  // the same choice at every member: they share the plan
   if (as_range(plan.ranks, &first, &last, &stride))
     return rangecomm::Split_Comm_below(parent, first, last, stride, level, out);
-  return rangecomm::Group_Comm_below(parent, plan.ranks.data(),
-                                     static_cast<int>(plan.ranks.size()), level, out);
+  return rangecomm::Group_Comm_below(parent, plan.ranks.data(), static_cast<int>(plan.ranks.size()),
+                                     level, out);
 }
 
 // My colour's group, ordered by key, then rank: one pass, and a sort of my group only.
@@ -73,8 +73,8 @@ extern "C" int rc_fake_MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Com
     return raise_error(comm, MPI_ERR_ARG, "MPI_Comm_split: color %d is negative", color);
   std::vector<int> entries(kSplitEntry * static_cast<std::size_t>(range.size()));
   int mine[kSplitEntry] = {color, key, comm_handles_low()};
-  int rc = rangecomm::Allgather(mine, kSplitEntry, MPI_INT, entries.data(), kSplitEntry, MPI_INT,
-                                range);
+  int rc =
+      rangecomm::Allgather(mine, kSplitEntry, MPI_INT, entries.data(), kSplitEntry, MPI_INT, range);
   if (rc != MPI_SUCCESS) return raise_on(comm, rc);
   if (any_table_low(entries)) return split_through_mpi(comm, color, key, newcomm);
   SplitPlan plan = plan_split(entries, range.rank());

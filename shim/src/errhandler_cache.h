@@ -1,5 +1,5 @@
-// MPI_COMM_WORLD's error handler and hints, kept for the communicators made from it. A range inherits its
-// parent's error handler; asking MPI for the world's (MPI_Comm_get_errhandler and the
+// MPI_COMM_WORLD's error handler and hints, kept for the communicators made from it. A range
+// inherits its parent's error handler; asking MPI for the world's (MPI_Comm_get_errhandler and the
 // MPI_Errhandler_free of that reference) was about a tenth of a range's creation. The cache
 // holds only predefined handlers (no reference to keep alive) and is stamped with a version
 // that the generated wrappers of the calls that set an error handler bump after MPI has set

@@ -27,7 +27,7 @@ extern "C" uintptr_t rc_fake_base;
 #define RC_FAKE_BASE ((uintptr_t)RC_FAKE_BASE_FIXED)
 #endif
 
-#define RC_FAKE_PART(n) (RC_FAKE_BASE + (uintptr_t)(n) * RC_FAKE_PART_BYTES)
+#define RC_FAKE_PART(n) (RC_FAKE_BASE + (uintptr_t)(n)*RC_FAKE_PART_BYTES)
 
 static inline bool rc_fake_in_part(const void* h, unsigned part) {
   return (uintptr_t)h - (RC_FAKE_PART(part) + 8) < RC_FAKE_PART_BYTES - 8;

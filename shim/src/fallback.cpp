@@ -155,8 +155,8 @@ extern "C" int rc_fake_MPI_Comm_split_type(MPI_Comm comm, int split_type, int ke
 // each file on a duplicate of the program's) holds no real communicator for them; the range's
 // fallback stays only where something else made it. Under the acceleration modes ROMIO's
 // duplicate is itself a library communicator, so on MPICH such files cost no context id at all.
-extern "C" int rc_fake_MPI_File_open(MPI_Comm comm, const char* filename, int amode,
-                                     MPI_Info info, MPI_File* fh) {
+extern "C" int rc_fake_MPI_File_open(MPI_Comm comm, const char* filename, int amode, MPI_Info info,
+                                     MPI_File* fh) {
   FakeComm* c = nullptr;
   if (int rc = fake_range(comm, "MPI_File_open", &c)) return rc;
   bool made_here = c->real == MPI_COMM_NULL;
@@ -238,8 +238,7 @@ enum { kHeadLibrary, kHeadSize, kHeadLeader, kHeadContext, kHeadInts };
 // its part (MPI_SUCCESS when it went well), whether the two sides make the intercommunicator
 // jointly (joint_intercomm), and then the remote side's size, leader and identity; the remote
 // members follow in a second broadcast.
-enum { kSideError, kSideJoint, kSideRemoteSize, kSideRemoteLeader, kSideRemoteContext,
-       kSideInts };
+enum { kSideError, kSideJoint, kSideRemoteSize, kSideRemoteLeader, kSideRemoteContext, kSideInts };
 
 // At the leader of a library local communicator `local` over a library peer: meets the remote
 // leader on a communicator of the two (leaders_comm), and learns its side. *link: that
@@ -308,8 +307,8 @@ int joint_intercomm(const rangecomm::Comm& local, int local_leader, const int* s
   if (first) members.insert(members.end(), remote.begin(), remote.end());
   const std::uint64_t mine = rangecomm::Comm_context(local);
   const std::uint64_t theirs = static_cast<std::uint32_t>(side[kSideRemoteContext]);
-  const int joint_tag = channel_tag(
-      mix(first ? mine << 32 | theirs : theirs << 32 | mine) ^ static_cast<std::uint32_t>(tag));
+  const int joint_tag = channel_tag(mix(first ? mine << 32 | theirs : theirs << 32 | mine) ^
+                                    static_cast<std::uint32_t>(tag));
   MPI_Group channel, group;
   if (int rc = MPI_Comm_group(group_channel(), &channel)) return rc;
   int rc = MPI_Group_incl(channel, static_cast<int>(members.size()), members.data(), &group);
@@ -383,8 +382,7 @@ extern "C" int rc_fake_MPI_Intercomm_create(MPI_Comm local_comm, int local_leade
       if (me == local_leader && rc != MPI_SUCCESS) return rc;  // raised already
       if (bc != MPI_SUCCESS) return raise_on(local_comm, bc);
       return raise_error(local_comm, side[kSideError],
-                         "MPI_Intercomm_create: the local leader (rank %d) failed",
-                         local_leader);
+                         "MPI_Intercomm_create: the local leader (rank %d) failed", local_leader);
     }
     if (side[kSideJoint]) {
       if (link != MPI_COMM_NULL) MPI_Comm_free(&link);

@@ -43,9 +43,9 @@ struct Snapshots {
 // What MPI does with hints, asked once (probe_hints()).
 struct Behaviour {
   bool known = false;
-  MPI_Info defaults = MPI_INFO_NULL;  // MPI's hints of a new communicator
-  bool dup_copies = true;             // a dup starts with its parent's hints
-  bool keeps_unknown = false;         // creation with info keeps hints MPI does not know
+  MPI_Info defaults = MPI_INFO_NULL;      // MPI's hints of a new communicator
+  bool dup_copies = true;                 // a dup starts with its parent's hints
+  bool keeps_unknown = false;             // creation with info keeps hints MPI does not know
   MPI_Info dup_extras = MPI_INFO_NULL;    // hints a dup has beyond the defaults (or none)
   MPI_Info dup_defaults = MPI_INFO_NULL;  // the defaults with those (when there are any)
 } g_mpi;

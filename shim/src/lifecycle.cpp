@@ -7,8 +7,8 @@
 #include <utility>
 
 #include "objects.h"
-#include "report.h"
 #include "rangecomm/embedding.hpp"
+#include "report.h"
 
 namespace rcshim {
 
@@ -108,8 +108,8 @@ int attach_world() {
   g_world.fallback = private_copy("rangecomm fallback channel", 1);
   g_world.groups = private_copy("rangecomm group channel", 2);
   MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_map, &g_world.map_keyval, nullptr);
-  for (auto [comm, step] : {std::pair{MPI_COMM_SELF, shut_down_requests},
-                             std::pair{MPI_COMM_WORLD, shut_down}}) {
+  for (auto [comm, step] :
+       {std::pair{MPI_COMM_SELF, shut_down_requests}, std::pair{MPI_COMM_WORLD, shut_down}}) {
     int keyval = MPI_KEYVAL_INVALID;
     MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, step, &keyval, nullptr);
     MPI_Comm_set_attr(comm, keyval, nullptr);
@@ -270,8 +270,8 @@ int split_parent(MPI_Comm comm, const RangeParent& p, int first, int last, int s
   if (!p.affine()) {  // an irregular real parent: the range's members are a general group
     std::vector<int> members;
     for (int r = first; r <= last; r += stride) members.push_back(p.in_range(r));
-    int rc = rangecomm::Group_Comm_below(*p.range, members.data(),
-                                         static_cast<int>(members.size()), levels, out);
+    int rc = rangecomm::Group_Comm_below(*p.range, members.data(), static_cast<int>(members.size()),
+                                         levels, out);
     return result(comm, rc);
   }
   int rc = rangecomm::Split_Comm_below(*p.range, p.first + first * p.stride,

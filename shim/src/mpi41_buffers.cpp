@@ -15,8 +15,9 @@ namespace {
 int attach(MPI_Comm comm, void* buffer, MPI_Count size, const char* fn) {
   FakeComm* c = nullptr;
   if (int rc = get_comm(comm, fn, &c)) return rc;
-  if (size < 0) return raise_error(comm, MPI_ERR_ARG, "%s: size %lld is negative", fn,
-                                   static_cast<long long>(size));
+  if (size < 0)
+    return raise_error(comm, MPI_ERR_ARG, "%s: size %lld is negative", fn,
+                       static_cast<long long>(size));
   if (c->buffer_attached)  // the class MPICH gives (MPI names none)
     return raise_error(comm, MPI_ERR_OTHER, "%s: a buffer is already attached", fn);
   c->buffer = buffer;
@@ -52,8 +53,7 @@ extern "C" int rc_fake_MPI_Comm_detach_buffer(MPI_Comm comm, void* buffer_addr, 
   return detach(comm, buffer_addr, size, "MPI_Comm_detach_buffer");
 }
 
-extern "C" int rc_fake_MPI_Comm_detach_buffer_c(MPI_Comm comm, void* buffer_addr,
-                                                MPI_Count* size) {
+extern "C" int rc_fake_MPI_Comm_detach_buffer_c(MPI_Comm comm, void* buffer_addr, MPI_Count* size) {
   return detach(comm, buffer_addr, size, "MPI_Comm_detach_buffer_c");
 }
 

@@ -126,9 +126,9 @@ int start_group_creation(MPI_Comm comm, const RangeParent& real, const std::vect
   if (int rc = new_pending_comm(inherited_errhandler(comm), newcomm, comm)) return rc;
   return start_creation(comm, "MPIX_Icomm_create_group", newcomm, request,
                         [&](rangecomm::Comm* out, rangecomm::Request* r) {
-                          return rangecomm::Icomm_create_group(
-                              *p.range, members.data(), static_cast<int>(members.size()), tag,
-                              out, r);
+                          return rangecomm::Icomm_create_group(*p.range, members.data(),
+                                                               static_cast<int>(members.size()),
+                                                               tag, out, r);
                         });
 }
 

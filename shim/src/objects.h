@@ -180,7 +180,8 @@ struct RangeParent {
 };
 int parent_of(MPI_Comm comm, const char* fn, RangeParent* out);
 // The range of ranks first..last (step stride) of the parent's communicator, made with
-// `levels` (its nesting below the parent's range, part of its identity). Errors are raised on comm (the parent's handle).
+// `levels` (its nesting below the parent's range, part of its identity). Errors are raised on comm
+// (the parent's handle).
 int split_parent(MPI_Comm comm, const RangeParent& p, int first, int last, int stride, int levels,
                  rangecomm::Comm* out);
 // parent_of for a real intracommunicator, raising nothing: false for an intercommunicator (or
@@ -211,7 +212,7 @@ void read_mode();
 // (ForwardedToMpi); the creation hooks read the count only under the acceleration modes, and the
 // thread-local flag only while some thread is marked, so the pass-through path reads neither,
 // and other threads' creations meanwhile stay the library's.
-extern std::atomic<int> g_forwarding;  // threads inside a marked call
+extern std::atomic<int> g_forwarding;   // threads inside a marked call
 extern thread_local bool t_forwarding;  // this thread is
 inline bool called_by_mpi() {
   return g_forwarding.load(std::memory_order_relaxed) != 0 && t_forwarding;

@@ -62,11 +62,11 @@ struct Partitioned {
   bool send = false;
   void* buf = nullptr;
   int partitions = 0;
-  int total = 0;  // elements: partitions x count
+  int total = 0;                          // elements: partitions x count
   MPI_Datatype type = MPI_DATATYPE_NULL;  // held by the request (its `keep`)
-  int peer = MPI_PROC_NULL;  // in the program's communicator
+  int peer = MPI_PROC_NULL;               // in the program's communicator
   int tag = 0;
-  rangecomm::Comm channel;  // the hidden channel (the program's range for MPI_PROC_NULL)
+  rangecomm::Comm channel;           // the hidden channel (the program's range for MPI_PROC_NULL)
   int channel_peer = MPI_PROC_NULL;  // the peer's rank in channel
   // Sends: the partitions marked ready in this round, how many are still missing, and whether
   // this round's message is posted.
@@ -135,7 +135,7 @@ int self_channel(MPI_Comm comm, const rangecomm::Comm& range, bool send, int tag
   }
   int me = range.rank();
   if (int rc = rangecomm::Split_Comm_salted(range, me, me, 1, kPartitionedLevels,
-                                           channel_salt(tag, true), out))
+                                            channel_salt(tag, true), out))
     return raise_on(comm, rc);
   SelfPending& e = table[key];
   if (e.owner.is_null()) e.owner = range;
@@ -198,8 +198,10 @@ int init(bool send, void* buf, int partitions, MPI_Count count, MPI_Datatype dat
     return raise_error(comm, MPI_ERR_TYPE, "%s: datatype is MPI_DATATYPE_NULL", fn);
   const char* who = send ? "dest" : "source";
   if (peer == MPI_ANY_SOURCE)
-    return raise_error(comm, MPI_ERR_RANK, "%s: %s MPI_ANY_SOURCE (partitioned communication "
-                       "takes no wildcards)", fn, who);
+    return raise_error(comm, MPI_ERR_RANK,
+                       "%s: %s MPI_ANY_SOURCE (partitioned communication "
+                       "takes no wildcards)",
+                       fn, who);
   if (peer != MPI_PROC_NULL && (peer < 0 || peer >= range.size()))
     return raise_error(comm, MPI_ERR_RANK, "%s: %s %d is outside the communicator's ranks 0..%d",
                        fn, who, peer, range.size() - 1);
@@ -271,8 +273,8 @@ int mark_ready(MPI_Request request, int n, Partition partition, const char* fn) 
   for (int i = 0; i < n; ++i) {
     int k = partition(i);
     const char* problem = k < 0 || k >= p.partitions ? "is not a partition of the request"
-                          : p.ready[k]                ? "is already marked ready in this round"
-                                                      : nullptr;
+                          : p.ready[k]               ? "is already marked ready in this round"
+                                                     : nullptr;
     if (problem != nullptr) {
       for (int j = 0; j < i; ++j) p.ready[partition(j)] = 0;
       return raise_error(r->comm, MPI_ERR_ARG, "%s: partition %d %s (partitions 0..%d)", fn, k,
@@ -302,7 +304,8 @@ extern "C" int rc_fake_MPI_Precv_init(void* buf, int partitions, MPI_Count count
 }
 
 extern "C" int rc_fake_MPI_Pready(int partition, MPI_Request request) {
-  return mark_ready(request, 1, [=](int) { return partition; }, "MPI_Pready");
+  return mark_ready(
+      request, 1, [=](int) { return partition; }, "MPI_Pready");
 }
 
 extern "C" int rc_fake_MPI_Pready_range(int partition_low, int partition_high,
@@ -310,18 +313,25 @@ extern "C" int rc_fake_MPI_Pready_range(int partition_low, int partition_high,
   if (partition_low > partition_high) {
     FakeRequest* r = nullptr;
     if (int rc = active_send(request, "MPI_Pready_range", &r)) return rc;
-    return raise_error(r->comm, MPI_ERR_ARG, "MPI_Pready_range: partition_low %d is above "
-                       "partition_high %d", partition_low, partition_high);
+    return raise_error(r->comm, MPI_ERR_ARG,
+                       "MPI_Pready_range: partition_low %d is above "
+                       "partition_high %d",
+                       partition_low, partition_high);
   }
   long long n = static_cast<long long>(partition_high) - partition_low + 1;
-  return mark_ready(request, n > INT_MAX ? INT_MAX : static_cast<int>(n),
-                    [=](int i) { return partition_low + i; }, "MPI_Pready_range");
+  return mark_ready(
+      request, n > INT_MAX ? INT_MAX : static_cast<int>(n),
+      [=](int i) { return partition_low + i; }, "MPI_Pready_range");
 }
 
 // The partition list is `int[]` in MPICH 4.0 and Open MPI 5, `const int[]` in MPICH 4.2 (as in
 // the standard): the definition takes the type this mpi.h declares.
-template <class> struct PartitionListOf;
-template <class A, class B, class C> struct PartitionListOf<int (*)(A, B, C)> { using type = B; };
+template <class>
+struct PartitionListOf;
+template <class A, class B, class C>
+struct PartitionListOf<int (*)(A, B, C)> {
+  using type = B;
+};
 using PartitionList = PartitionListOf<decltype(&rc_fake_MPI_Pready_list)>::type;
 
 extern "C" int rc_fake_MPI_Pready_list(int length, PartitionList array_of_partitions,
@@ -334,8 +344,8 @@ extern "C" int rc_fake_MPI_Pready_list(int length, PartitionList array_of_partit
     return raise_error(r->comm, MPI_ERR_ARG,
                        "MPI_Pready_list: array_of_partitions is NULL (length %d)", length);
   }
-  return mark_ready(request, length, [=](int i) { return array_of_partitions[i]; },
-                    "MPI_Pready_list");
+  return mark_ready(
+      request, length, [=](int i) { return array_of_partitions[i]; }, "MPI_Pready_list");
 }
 
 // On a send, an MPI_ERR_REQUEST error (as MPICH answers); on an inactive receive (before

@@ -20,16 +20,22 @@ constexpr int kColumns = 1 + kWhys;  // made by the library, then by MPI for eac
 // Relaxed atomics: counts from several threads, read once all of them are done.
 std::atomic<long> g_counts[kCalls][kColumns];
 
-const char* const kCallNames[kCalls] = {
-    "MPI_Comm_dup",           "MPI_Comm_dup_with_info",    "MPI_Comm_idup",
-    "MPI_Comm_idup_with_info", "MPI_Comm_split",           "MPI_Comm_split_type",
-    "MPI_Comm_create",        "MPI_Comm_create_group",     "MPI_Intercomm_merge",
-    "MPI_Comm_create_from_group", "MPIX_Comm_create_range", "MPIX_Icomm_create_group"};
+const char* const kCallNames[kCalls] = {"MPI_Comm_dup",           "MPI_Comm_dup_with_info",
+                                        "MPI_Comm_idup",          "MPI_Comm_idup_with_info",
+                                        "MPI_Comm_split",         "MPI_Comm_split_type",
+                                        "MPI_Comm_create",        "MPI_Comm_create_group",
+                                        "MPI_Intercomm_merge",    "MPI_Comm_create_from_group",
+                                        "MPIX_Comm_create_range", "MPIX_Icomm_create_group"};
 
-const char* const kWhyNames[kWhys] = {
-    "RANGECOMM_MODE is off", "intercommunicator", "processes outside MPI_COMM_WORLD",
-    "split type MPI computes", "arguments MPI checks", "left to MPI in this mode",
-    "topology to copy", "MPI's own, inside another MPI call", "handle table full"};
+const char* const kWhyNames[kWhys] = {"RANGECOMM_MODE is off",
+                                      "intercommunicator",
+                                      "processes outside MPI_COMM_WORLD",
+                                      "split type MPI computes",
+                                      "arguments MPI checks",
+                                      "left to MPI in this mode",
+                                      "topology to copy",
+                                      "MPI's own, inside another MPI call",
+                                      "handle table full"};
 
 }  // namespace
 
@@ -43,8 +49,7 @@ void count_library(Creation c) {
 }
 
 void count_mpi(Creation c, Why why) {
-  g_counts[static_cast<int>(c)][1 + static_cast<int>(why)].fetch_add(1,
-                                                                    std::memory_order_relaxed);
+  g_counts[static_cast<int>(c)][1 + static_cast<int>(why)].fetch_add(1, std::memory_order_relaxed);
 }
 
 void print_report() {

@@ -48,8 +48,10 @@ void count_mpi(Creation c, Why why);
 // process a communicator count.
 inline int reported(Creation c, bool library, Why why, int rc, const MPI_Comm* newcomm) {
   if (__builtin_expect(g_report, 0) && rc == MPI_SUCCESS && *newcomm != MPI_COMM_NULL) {
-    if (library) count_library(c);
-    else count_mpi(c, why);
+    if (library)
+      count_library(c);
+    else
+      count_mpi(c, why);
   }
   return rc;
 }

@@ -50,8 +50,8 @@ template <class Entry>
 int exhausted(MPI_Comm comm, const FakeHandleTable<Entry>& table, const char* what,
               int error_class) {
   return raise_error(comm, error_class,
-                     "no free %s handle left in the shim: all %u are live at this process",
-                     what, table.limit());
+                     "no free %s handle left in the shim: all %u are live at this process", what,
+                     table.limit());
 }
 
 }  // namespace
@@ -66,8 +66,7 @@ int new_pending_comm(MPI_Errhandler errhandler, MPI_Comm* out, MPI_Comm parent) 
   return MPI_SUCCESS;
 }
 
-int new_comm(rangecomm::Comm range, MPI_Errhandler errhandler, MPI_Comm* out,
-             MPI_Comm parent) {
+int new_comm(rangecomm::Comm range, MPI_Errhandler errhandler, MPI_Comm* out, MPI_Comm parent) {
   int rc = new_pending_comm(errhandler, out, parent);
   if (rc == MPI_SUCCESS) find_comm(*out)->range = std::move(range);
   return rc;

@@ -89,7 +89,8 @@ class ScopedEnv {
     setenv(name_.c_str(), value.c_str(), 1);
     rangecomm::detail::tuning_changed();
   }
-  ScopedEnv(std::string name, long long value) : ScopedEnv(std::move(name), std::to_string(value)) {}
+  ScopedEnv(std::string name, long long value)
+      : ScopedEnv(std::move(name), std::to_string(value)) {}
   ScopedEnv(ScopedEnv&& other) noexcept : name_(std::move(other.name_)) { other.name_.clear(); }
   ScopedEnv(const ScopedEnv&) = delete;
   ScopedEnv& operator=(const ScopedEnv&) = delete;

@@ -14,9 +14,9 @@ namespace {
 
 struct Algorithm {
   const char* name;
-  long long short_bytes;        // ALLTOALL_SHORT_BYTES: huge = Bruck beyond the linear size
-  long long pairwise_bytes;     // ALLTOALL_PAIRWISE_BYTES: 0 = pairwise, huge = all at once
-  long long linear_max_size;    // ALLTOALL(V)_LINEAR_MAX_SIZE: 0 = never all at once
+  long long short_bytes;      // ALLTOALL_SHORT_BYTES: huge = Bruck beyond the linear size
+  long long pairwise_bytes;   // ALLTOALL_PAIRWISE_BYTES: 0 = pairwise, huge = all at once
+  long long linear_max_size;  // ALLTOALL(V)_LINEAR_MAX_SIZE: 0 = never all at once
 };
 const Algorithm kAlgorithms[] = {{"Bruck (Alltoall), pairwise (v, w)", 1LL << 40, 1LL << 40, 0},
                                  {"pairwise", 0, 0, 0},
@@ -37,7 +37,8 @@ template <class T>
 void compare_alltoall(Pair& pr, int count, MPI_Datatype st, int sper, MPI_Datatype rt, int rper,
                       int salt) {
   int p = pr.range.size(), r = pr.range.rank();
-  size_t sn = static_cast<size_t>(p * count * sper) + 1, rn = static_cast<size_t>(p * count * rper) + 1;
+  size_t sn = static_cast<size_t>(p * count * sper) + 1,
+         rn = static_cast<size_t>(p * count * rper) + 1;
   auto in = random_values<T>(sn, r, salt);
   std::vector<T> expected(rn, T(-1)), got(rn, T(-1));
   REQUIRE(MPI_Alltoall(in.data(), count, st, expected.data(), count, rt, pr.native) == MPI_SUCCESS);
@@ -52,10 +53,12 @@ void compare_alltoall(Pair& pr, int count, MPI_Datatype st, int sper, MPI_Dataty
   // In place: recvbuf starts as the send data (so gaps of a strided type keep it, natively too).
   expected = got = in;
   REQUIRE(MPI_Alltoall(in.data(), count, st, expected.data(), count, rt, pr.native) == MPI_SUCCESS);
-  CHECK_MPI(rangecomm::Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, got.data(), count, rt, pr.range));
+  CHECK_MPI(
+      rangecomm::Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, got.data(), count, rt, pr.range));
   CHECK(got == expected);
   got = in;
-  CHECK_MPI(rangecomm::Ialltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, got.data(), count, rt, pr.range, &req));
+  CHECK_MPI(rangecomm::Ialltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, got.data(), count, rt,
+                                 pr.range, &req));
   CHECK_MPI(rangecomm::Wait(&req, MPI_STATUS_IGNORE));
   CHECK(got == expected);
 }
@@ -178,14 +181,14 @@ void compare_alltoallw(Pair& pr, int salt) {
                         expected.data(), rcv.counts.data(), rcv.displs.data(), rcv.types.data(),
                         pr.native) == MPI_SUCCESS);
   CHECK_MPI(rangecomm::Alltoallw(in.data(), snd.counts.data(), snd.displs.data(), snd.types.data(),
-                                 got.data(), rcv.counts.data(), rcv.displs.data(),
-                                 rcv.types.data(), pr.range));
+                                 got.data(), rcv.counts.data(), rcv.displs.data(), rcv.types.data(),
+                                 pr.range));
   CHECK(got == expected);
   std::fill(got.begin(), got.end(), -1);
   Request req;
-  CHECK_MPI(rangecomm::Ialltoallw(in.data(), snd.counts.data(), snd.displs.data(),
-                                  snd.types.data(), got.data(), rcv.counts.data(),
-                                  rcv.displs.data(), rcv.types.data(), pr.range, &req));
+  CHECK_MPI(rangecomm::Ialltoallw(in.data(), snd.counts.data(), snd.displs.data(), snd.types.data(),
+                                  got.data(), rcv.counts.data(), rcv.displs.data(),
+                                  rcv.types.data(), pr.range, &req));
   CHECK_MPI(rangecomm::Wait(&req, MPI_STATUS_IGNORE));
   CHECK(got == expected);
   // In place: symmetric counts, the receive side's types and displacements.
@@ -194,8 +197,8 @@ void compare_alltoallw(Pair& pr, int salt) {
   auto data = random_values<int>(side.ints, r, salt + 1);
   expected = got = data;
   REQUIRE(MPI_Alltoallw(data.data(), side.counts.data(), side.displs.data(), side.types.data(),
-                        expected.data(), side.counts.data(), side.displs.data(),
-                        side.types.data(), pr.native) == MPI_SUCCESS);
+                        expected.data(), side.counts.data(), side.displs.data(), side.types.data(),
+                        pr.native) == MPI_SUCCESS);
   CHECK_MPI(rangecomm::Alltoallw(MPI_IN_PLACE, nullptr, nullptr, nullptr, got.data(),
                                  side.counts.data(), side.displs.data(), side.types.data(),
                                  pr.range));
@@ -327,7 +330,8 @@ TEST_CASE("nonblocking all-to-alls outstanding on overlapping ranges, completed 
       slots.push_back(std::move(s));
     }
   }
-  for (size_t i = requests.size(); i-- > 0;) CHECK_MPI(rangecomm::Wait(&requests[i], MPI_STATUS_IGNORE));
+  for (size_t i = requests.size(); i-- > 0;)
+    CHECK_MPI(rangecomm::Wait(&requests[i], MPI_STATUS_IGNORE));
   for (auto& s : slots) {
     INFO(s->pr->name);
     std::vector<int> out(s->out.size(), -1), vout(s->vout.size(), -1), wout(s->wout.size(), -1);
@@ -338,7 +342,8 @@ TEST_CASE("nonblocking all-to-alls outstanding on overlapping ranges, completed 
                           s->pr->native) == MPI_SUCCESS);
     REQUIRE(MPI_Alltoallw(s->win.data(), s->wsnd.counts.data(), s->wsnd.displs.data(),
                           s->wsnd.types.data(), wout.data(), s->wrcv.counts.data(),
-                          s->wrcv.displs.data(), s->wrcv.types.data(), s->pr->native) == MPI_SUCCESS);
+                          s->wrcv.displs.data(), s->wrcv.types.data(),
+                          s->pr->native) == MPI_SUCCESS);
     CHECK(s->out == out);
     CHECK(s->vout == vout);
     CHECK(s->wout == wout);
@@ -357,26 +362,36 @@ TEST_CASE("bad all-to-all arguments give the proper error class") {
     MPI_Error_class(code, &c);
     return c;
   };
-  CHECK(cls(rangecomm::Alltoall(buf.data(), -1, MPI_INT, buf.data(), 1, MPI_INT, w)) == MPI_ERR_COUNT);
-  CHECK(cls(rangecomm::Alltoall(buf.data(), 1, MPI_INT, buf.data(), -1, MPI_INT, w)) == MPI_ERR_COUNT);
-  CHECK(cls(rangecomm::Alltoall(buf.data(), 1, MPI_DATATYPE_NULL, buf.data(), 1, MPI_INT, w)) == MPI_ERR_TYPE);
-  CHECK(cls(rangecomm::Alltoall(buf.data(), 1, MPI_INT, MPI_IN_PLACE, 1, MPI_INT, w)) == MPI_ERR_BUFFER);
-  CHECK(cls(rangecomm::Alltoall(buf.data(), 1, MPI_INT, buf.data(), 1, MPI_INT, rangecomm::Comm())) == MPI_ERR_COMM);
-  CHECK(cls(rangecomm::Ialltoall(buf.data(), 1, MPI_INT, buf.data(), 1, MPI_INT, w, nullptr)) == MPI_ERR_REQUEST);
+  CHECK(cls(rangecomm::Alltoall(buf.data(), -1, MPI_INT, buf.data(), 1, MPI_INT, w)) ==
+        MPI_ERR_COUNT);
+  CHECK(cls(rangecomm::Alltoall(buf.data(), 1, MPI_INT, buf.data(), -1, MPI_INT, w)) ==
+        MPI_ERR_COUNT);
+  CHECK(cls(rangecomm::Alltoall(buf.data(), 1, MPI_DATATYPE_NULL, buf.data(), 1, MPI_INT, w)) ==
+        MPI_ERR_TYPE);
+  CHECK(cls(rangecomm::Alltoall(buf.data(), 1, MPI_INT, MPI_IN_PLACE, 1, MPI_INT, w)) ==
+        MPI_ERR_BUFFER);
+  CHECK(cls(rangecomm::Alltoall(buf.data(), 1, MPI_INT, buf.data(), 1, MPI_INT,
+                                rangecomm::Comm())) == MPI_ERR_COMM);
+  CHECK(cls(rangecomm::Ialltoall(buf.data(), 1, MPI_INT, buf.data(), 1, MPI_INT, w, nullptr)) ==
+        MPI_ERR_REQUEST);
   CHECK(cls(rangecomm::Alltoallv(buf.data(), nullptr, displs.data(), MPI_INT, buf.data(),
                                  counts.data(), displs.data(), MPI_INT, w)) == MPI_ERR_ARG);
   CHECK(cls(rangecomm::Alltoallv(buf.data(), counts.data(), displs.data(), MPI_INT, buf.data(),
                                  negative.data(), displs.data(), MPI_INT, w)) == MPI_ERR_COUNT);
   CHECK(cls(rangecomm::Alltoallv(buf.data(), counts.data(), displs.data(), MPI_INT, buf.data(),
-                                 counts.data(), displs.data(), MPI_DATATYPE_NULL, w)) == MPI_ERR_TYPE);
+                                 counts.data(), displs.data(), MPI_DATATYPE_NULL, w)) ==
+        MPI_ERR_TYPE);
   CHECK(cls(rangecomm::Ialltoallv(buf.data(), counts.data(), displs.data(), MPI_INT, buf.data(),
-                                  counts.data(), displs.data(), MPI_INT, w, nullptr)) == MPI_ERR_REQUEST);
+                                  counts.data(), displs.data(), MPI_INT, w, nullptr)) ==
+        MPI_ERR_REQUEST);
   CHECK(cls(rangecomm::Alltoallw(buf.data(), counts.data(), displs.data(), null_types.data(),
-                                 buf.data(), counts.data(), displs.data(), types.data(), w)) == MPI_ERR_TYPE);
-  CHECK(cls(rangecomm::Alltoallw(buf.data(), counts.data(), displs.data(), types.data(),
-                                 buf.data(), negative.data(), displs.data(), types.data(), w)) == MPI_ERR_COUNT);
-  CHECK(cls(rangecomm::Alltoallw(MPI_IN_PLACE, nullptr, nullptr, nullptr, buf.data(),
-                                 counts.data(), nullptr, types.data(), w)) == MPI_ERR_ARG);
+                                 buf.data(), counts.data(), displs.data(), types.data(), w)) ==
+        MPI_ERR_TYPE);
+  CHECK(cls(rangecomm::Alltoallw(buf.data(), counts.data(), displs.data(), types.data(), buf.data(),
+                                 negative.data(), displs.data(), types.data(), w)) ==
+        MPI_ERR_COUNT);
+  CHECK(cls(rangecomm::Alltoallw(MPI_IN_PLACE, nullptr, nullptr, nullptr, buf.data(), counts.data(),
+                                 nullptr, types.data(), w)) == MPI_ERR_ARG);
   CHECK(cls(rangecomm::Ialltoallw(buf.data(), counts.data(), displs.data(), types.data(),
                                   buf.data(), counts.data(), displs.data(), types.data(),
                                   rangecomm::Comm(), nullptr)) == MPI_ERR_REQUEST);

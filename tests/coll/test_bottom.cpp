@@ -51,8 +51,8 @@ TEST_CASE("Gather and Allgather from and into MPI_BOTTOM with absolute-address t
       MPI_Datatype native_recv = absolute_ints(native_out.data());
       if (nonblocking) {
         rangecomm::Request q;
-        REQUIRE(rangecomm::Igather(MPI_BOTTOM, 1, send, MPI_BOTTOM, 1, range_recv, root, w,
-                                   &q) == MPI_SUCCESS);
+        REQUIRE(rangecomm::Igather(MPI_BOTTOM, 1, send, MPI_BOTTOM, 1, range_recv, root, w, &q) ==
+                MPI_SUCCESS);
         REQUIRE(rangecomm::Wait(&q, MPI_STATUS_IGNORE) == MPI_SUCCESS);
       } else {
         REQUIRE(rangecomm::Gather(MPI_BOTTOM, 1, send, MPI_BOTTOM, 1, range_recv, root, w) ==
@@ -88,9 +88,8 @@ TEST_CASE("Alltoallw with a different absolute-address type per peer and MPI_BOT
   std::vector<int> ones(p, 1), zeros(p, 0);
   REQUIRE(rangecomm::Alltoallw(MPI_BOTTOM, ones.data(), zeros.data(), send.data(), MPI_BOTTOM,
                                ones.data(), zeros.data(), range_recv.data(), w) == MPI_SUCCESS);
-  REQUIRE(MPI_Alltoallw(MPI_BOTTOM, ones.data(), zeros.data(), send.data(), MPI_BOTTOM,
-                        ones.data(), zeros.data(), native_recv.data(), native.comm) ==
-          MPI_SUCCESS);
+  REQUIRE(MPI_Alltoallw(MPI_BOTTOM, ones.data(), zeros.data(), send.data(), MPI_BOTTOM, ones.data(),
+                        zeros.data(), native_recv.data(), native.comm) == MPI_SUCCESS);
   CHECK(range_out == native_out);
   for (int j = 0; j < p; ++j)
     for (MPI_Datatype* t : {&send[j], &range_recv[j], &native_recv[j]}) MPI_Type_free(t);

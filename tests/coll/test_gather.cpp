@@ -52,7 +52,9 @@ std::vector<TypeCase> int_cases() {
   };
 }
 
-std::vector<TypeCase> double_cases() { return {{"MPI_DOUBLE", {MPI_DOUBLE, 1, 1}, {MPI_DOUBLE, 1, 1}}}; }
+std::vector<TypeCase> double_cases() {
+  return {{"MPI_DOUBLE", {MPI_DOUBLE, 1, 1}, {MPI_DOUBLE, 1, 1}}};
+}
 
 struct Mode {
   bool nonblocking, in_place;
@@ -60,7 +62,9 @@ struct Mode {
 const Mode kModes[] = {{false, false}, {true, false}, {false, true}, {true, true}};
 
 // Item counts 0, 1 and a random one, the same on every rank.
-std::vector<int> item_counts(int salt) { return {0, 1, 2 + static_cast<int>(rng_for(4242, salt)() % 11)}; }
+std::vector<int> item_counts(int salt) {
+  return {0, 1, 2 + static_cast<int>(rng_for(4242, salt)() % 11)};
+}
 
 // Per-rank item counts, the same on every rank, about a third of them 0.
 std::vector<int> shared_counts(int p, int salt) {
@@ -119,9 +123,10 @@ void gather_case(Pair& pr, const TypeCase& tc, int n, int root, Mode m, int salt
   auto mine = in_place ? random_values<T>(rsize, r, salt + 1) : std::vector<T>(rsize, T(-1));
   auto theirs = mine;
   const void* sb = in_place ? MPI_IN_PLACE : send.data();
-  call(m.nonblocking, rangecomm::Gather, rangecomm::Igather, sb, in_place ? kNoCount : tc.send.count(n),
-       in_place ? kNoType : tc.send.type, is_root ? mine.data() : nullptr,
-       is_root ? tc.recv.count(n) : kNoCount, is_root ? tc.recv.type : kNoType, root, pr.range);
+  call(m.nonblocking, rangecomm::Gather, rangecomm::Igather, sb,
+       in_place ? kNoCount : tc.send.count(n), in_place ? kNoType : tc.send.type,
+       is_root ? mine.data() : nullptr, is_root ? tc.recv.count(n) : kNoCount,
+       is_root ? tc.recv.type : kNoType, root, pr.range);
   REQUIRE(MPI_Gather(sb, tc.send.count(n), tc.send.type, theirs.data(), tc.recv.count(n),
                      tc.recv.type, root, pr.native) == MPI_SUCCESS);
   if (is_root) CHECK(mine == theirs);
@@ -153,15 +158,16 @@ template <class T>
 void scatter_case(Pair& pr, const TypeCase& tc, int n, int root, Mode m, int salt) {
   int r = pr.range.rank(), p = pr.range.size();
   bool is_root = r == root, in_place = m.in_place && is_root;
-  auto send = random_values<T>(is_root ? static_cast<size_t>(p) * tc.send.elems(n) + 1 : 1, r, salt);
+  auto send =
+      random_values<T>(is_root ? static_cast<size_t>(p) * tc.send.elems(n) + 1 : 1, r, salt);
   std::vector<T> mine(static_cast<size_t>(tc.recv.elems(n)) + 1, T(-1)), theirs = mine;
   call(m.nonblocking, rangecomm::Scatter, rangecomm::Iscatter, is_root ? send.data() : nullptr,
        is_root ? tc.send.count(n) : kNoCount, is_root ? tc.send.type : kNoType,
        in_place ? MPI_IN_PLACE : mine.data(), in_place ? kNoCount : tc.recv.count(n),
        in_place ? kNoType : tc.recv.type, root, pr.range);
   REQUIRE(MPI_Scatter(send.data(), tc.send.count(n), tc.send.type,
-                      in_place ? MPI_IN_PLACE : theirs.data(), tc.recv.count(n), tc.recv.type,
-                      root, pr.native) == MPI_SUCCESS);
+                      in_place ? MPI_IN_PLACE : theirs.data(), tc.recv.count(n), tc.recv.type, root,
+                      pr.native) == MPI_SUCCESS);
   CHECK(mine == theirs);
 }
 
@@ -172,7 +178,8 @@ void scatterv_case(Pair& pr, const TypeCase& tc, const std::vector<int>& items, 
   bool is_root = r == root, in_place = m.in_place && is_root;
   auto counts = scaled(items, tc.send);
   auto displs = gapped_displs(counts, r + 1, &total);
-  auto send = random_values<T>(is_root ? static_cast<size_t>(total) * tc.send.span + 1 : 1, r, salt);
+  auto send =
+      random_values<T>(is_root ? static_cast<size_t>(total) * tc.send.span + 1 : 1, r, salt);
   std::vector<T> mine(static_cast<size_t>(tc.recv.elems(items[r])) + 1, T(-1)), theirs = mine;
   int rc = tc.recv.count(items[r]);
   call(m.nonblocking, rangecomm::Scatterv, rangecomm::Iscatterv, is_root ? send.data() : nullptr,
@@ -194,8 +201,8 @@ void allgather_case(Pair& pr, const TypeCase& tc, int n, Mode m, int salt) {
   auto theirs = mine;
   const void* sb = m.in_place ? MPI_IN_PLACE : send.data();
   call(m.nonblocking, rangecomm::Allgather, rangecomm::Iallgather, sb,
-       m.in_place ? kNoCount : tc.send.count(n), m.in_place ? kNoType : tc.send.type,
-       mine.data(), tc.recv.count(n), tc.recv.type, pr.range);
+       m.in_place ? kNoCount : tc.send.count(n), m.in_place ? kNoType : tc.send.type, mine.data(),
+       tc.recv.count(n), tc.recv.type, pr.range);
   REQUIRE(MPI_Allgather(sb, tc.send.count(n), tc.send.type, theirs.data(), tc.recv.count(n),
                         tc.recv.type, pr.native) == MPI_SUCCESS);
   CHECK(mine == theirs);
@@ -214,9 +221,9 @@ void allgatherv_case(Pair& pr, const TypeCase& tc, const std::vector<int>& items
   auto theirs = mine;
   const void* sb = m.in_place ? MPI_IN_PLACE : send.data();
   int sc = tc.send.count(items[r]);
-  call(m.nonblocking, rangecomm::Allgatherv, rangecomm::Iallgatherv, sb,
-       m.in_place ? kNoCount : sc, m.in_place ? kNoType : tc.send.type, mine.data(),
-       counts.data(), displs.data(), tc.recv.type, pr.range);
+  call(m.nonblocking, rangecomm::Allgatherv, rangecomm::Iallgatherv, sb, m.in_place ? kNoCount : sc,
+       m.in_place ? kNoType : tc.send.type, mine.data(), counts.data(), displs.data(), tc.recv.type,
+       pr.range);
   REQUIRE(MPI_Allgatherv(sb, sc, tc.send.type, theirs.data(), counts.data(), displs.data(),
                          tc.recv.type, pr.native) == MPI_SUCCESS);
   CHECK(mine == theirs);
@@ -388,12 +395,18 @@ TEST_CASE("nonblocking gathers outstanding at once on overlapping ranges, comple
       const Pair& q = *pr;
       int root = sl->root, mine = sl->items[r];
       int* in = sl->in.data();
-      CHECK(rangecomm::Igather(in, kN, MPI_INT, sl->g.data(), kN, MPI_INT, root, q.range, next()) == MPI_SUCCESS);
-      CHECK(rangecomm::Iallgatherv(in, mine, MPI_INT, sl->agv.data(), sl->items.data(), sl->displs.data(), MPI_INT, q.range, next()) == MPI_SUCCESS);
-      CHECK(rangecomm::Iscatter(in, kN, MPI_INT, sl->s.data(), kN, MPI_INT, root, q.range, next()) == MPI_SUCCESS);
-      CHECK(rangecomm::Igatherv(in, mine, MPI_INT, sl->gv.data(), sl->items.data(), sl->displs.data(), MPI_INT, root, q.range, next()) == MPI_SUCCESS);
-      CHECK(rangecomm::Iallgather(in, kN, MPI_INT, sl->ag.data(), kN, MPI_INT, q.range, next()) == MPI_SUCCESS);
-      CHECK(rangecomm::Iscatterv(in, sl->items.data(), sl->displs.data(), MPI_INT, sl->sv.data(), mine, MPI_INT, root, q.range, next()) == MPI_SUCCESS);
+      CHECK(rangecomm::Igather(in, kN, MPI_INT, sl->g.data(), kN, MPI_INT, root, q.range, next()) ==
+            MPI_SUCCESS);
+      CHECK(rangecomm::Iallgatherv(in, mine, MPI_INT, sl->agv.data(), sl->items.data(),
+                                   sl->displs.data(), MPI_INT, q.range, next()) == MPI_SUCCESS);
+      CHECK(rangecomm::Iscatter(in, kN, MPI_INT, sl->s.data(), kN, MPI_INT, root, q.range,
+                                next()) == MPI_SUCCESS);
+      CHECK(rangecomm::Igatherv(in, mine, MPI_INT, sl->gv.data(), sl->items.data(),
+                                sl->displs.data(), MPI_INT, root, q.range, next()) == MPI_SUCCESS);
+      CHECK(rangecomm::Iallgather(in, kN, MPI_INT, sl->ag.data(), kN, MPI_INT, q.range, next()) ==
+            MPI_SUCCESS);
+      CHECK(rangecomm::Iscatterv(in, sl->items.data(), sl->displs.data(), MPI_INT, sl->sv.data(),
+                                 mine, MPI_INT, root, q.range, next()) == MPI_SUCCESS);
       slots.push_back(std::move(sl));
     }
   }
@@ -409,11 +422,14 @@ TEST_CASE("nonblocking gathers outstanding at once on overlapping ranges, comple
     auto g = fresh(sl->g), gv = fresh(sl->gv), s = fresh(sl->s), sv = fresh(sl->sv),
          ag = fresh(sl->ag), agv = fresh(sl->agv);
     REQUIRE(MPI_Gather(in, kN, MPI_INT, g.data(), kN, MPI_INT, root, c) == MPI_SUCCESS);
-    REQUIRE(MPI_Gatherv(in, mine, MPI_INT, gv.data(), sl->items.data(), sl->displs.data(), MPI_INT, root, c) == MPI_SUCCESS);
+    REQUIRE(MPI_Gatherv(in, mine, MPI_INT, gv.data(), sl->items.data(), sl->displs.data(), MPI_INT,
+                        root, c) == MPI_SUCCESS);
     REQUIRE(MPI_Scatter(in, kN, MPI_INT, s.data(), kN, MPI_INT, root, c) == MPI_SUCCESS);
-    REQUIRE(MPI_Scatterv(in, sl->items.data(), sl->displs.data(), MPI_INT, sv.data(), mine, MPI_INT, root, c) == MPI_SUCCESS);
+    REQUIRE(MPI_Scatterv(in, sl->items.data(), sl->displs.data(), MPI_INT, sv.data(), mine, MPI_INT,
+                         root, c) == MPI_SUCCESS);
     REQUIRE(MPI_Allgather(in, kN, MPI_INT, ag.data(), kN, MPI_INT, c) == MPI_SUCCESS);
-    REQUIRE(MPI_Allgatherv(in, mine, MPI_INT, agv.data(), sl->items.data(), sl->displs.data(), MPI_INT, c) == MPI_SUCCESS);
+    REQUIRE(MPI_Allgatherv(in, mine, MPI_INT, agv.data(), sl->items.data(), sl->displs.data(),
+                           MPI_INT, c) == MPI_SUCCESS);
     if (is_root) CHECK(sl->g == g);
     if (is_root) CHECK(sl->gv == gv);
     CHECK(sl->s == s);
@@ -435,34 +451,53 @@ TEST_CASE("bad gather arguments give the proper error class") {
   };
   // Every call fails its checks on every rank, before any communication.
   CHECK(error_class(rangecomm::Gather(b, 1, MPI_INT, b + p, 1, MPI_INT, p, w)) == MPI_ERR_ROOT);
-  CHECK(error_class(rangecomm::Scatterv(b, counts.data(), displs.data(), MPI_INT, b + p, 1, MPI_INT, -1, w)) == MPI_ERR_ROOT);
+  CHECK(error_class(rangecomm::Scatterv(b, counts.data(), displs.data(), MPI_INT, b + p, 1, MPI_INT,
+                                        -1, w)) == MPI_ERR_ROOT);
   CHECK(error_class(rangecomm::Gather(b, -1, MPI_INT, b + p, 1, MPI_INT, 0, w)) == MPI_ERR_COUNT);
   CHECK(error_class(rangecomm::Gather(b, 1, MPI_INT, b + p, -1, MPI_INT, me, w)) == MPI_ERR_COUNT);
   CHECK(error_class(rangecomm::Scatter(b, 1, MPI_INT, b + p, -2, MPI_INT, 0, w)) == MPI_ERR_COUNT);
   CHECK(error_class(rangecomm::Allgather(b, 1, MPI_INT, b + p, -1, MPI_INT, w)) == MPI_ERR_COUNT);
-  CHECK(error_class(rangecomm::Allgather(b, 1, MPI_DATATYPE_NULL, b + p, 1, MPI_INT, w)) == MPI_ERR_TYPE);
-  CHECK(error_class(rangecomm::Scatter(b, 1, MPI_DATATYPE_NULL, b + p, 1, MPI_INT, me, w)) == MPI_ERR_TYPE);
-  CHECK(error_class(rangecomm::Allgather(b, 1, MPI_INT, MPI_IN_PLACE, 1, MPI_INT, w)) == MPI_ERR_BUFFER);
-  CHECK(error_class(rangecomm::Gather(b, 1, MPI_INT, MPI_IN_PLACE, 1, MPI_INT, me, w)) == MPI_ERR_BUFFER);
-  CHECK(error_class(rangecomm::Scatter(MPI_IN_PLACE, 1, MPI_INT, b + p, 1, MPI_INT, me, w)) == MPI_ERR_BUFFER);
+  CHECK(error_class(rangecomm::Allgather(b, 1, MPI_DATATYPE_NULL, b + p, 1, MPI_INT, w)) ==
+        MPI_ERR_TYPE);
+  CHECK(error_class(rangecomm::Scatter(b, 1, MPI_DATATYPE_NULL, b + p, 1, MPI_INT, me, w)) ==
+        MPI_ERR_TYPE);
+  CHECK(error_class(rangecomm::Allgather(b, 1, MPI_INT, MPI_IN_PLACE, 1, MPI_INT, w)) ==
+        MPI_ERR_BUFFER);
+  CHECK(error_class(rangecomm::Gather(b, 1, MPI_INT, MPI_IN_PLACE, 1, MPI_INT, me, w)) ==
+        MPI_ERR_BUFFER);
+  CHECK(error_class(rangecomm::Scatter(MPI_IN_PLACE, 1, MPI_INT, b + p, 1, MPI_INT, me, w)) ==
+        MPI_ERR_BUFFER);
   if (p > 1) {  // MPI_IN_PLACE off the root
     int other = (me + 1) % p;
-    CHECK(error_class(rangecomm::Gather(MPI_IN_PLACE, 1, MPI_INT, b, 1, MPI_INT, other, w)) == MPI_ERR_BUFFER);
-    CHECK(error_class(rangecomm::Gatherv(MPI_IN_PLACE, 1, MPI_INT, b, counts.data(), displs.data(), MPI_INT, other, w)) == MPI_ERR_BUFFER);
-    CHECK(error_class(rangecomm::Scatter(b, 1, MPI_INT, MPI_IN_PLACE, 1, MPI_INT, other, w)) == MPI_ERR_BUFFER);
-    CHECK(error_class(rangecomm::Scatterv(b, counts.data(), displs.data(), MPI_INT, MPI_IN_PLACE, 1, MPI_INT, other, w)) == MPI_ERR_BUFFER);
+    CHECK(error_class(rangecomm::Gather(MPI_IN_PLACE, 1, MPI_INT, b, 1, MPI_INT, other, w)) ==
+          MPI_ERR_BUFFER);
+    CHECK(error_class(rangecomm::Gatherv(MPI_IN_PLACE, 1, MPI_INT, b, counts.data(), displs.data(),
+                                         MPI_INT, other, w)) == MPI_ERR_BUFFER);
+    CHECK(error_class(rangecomm::Scatter(b, 1, MPI_INT, MPI_IN_PLACE, 1, MPI_INT, other, w)) ==
+          MPI_ERR_BUFFER);
+    CHECK(error_class(rangecomm::Scatterv(b, counts.data(), displs.data(), MPI_INT, MPI_IN_PLACE, 1,
+                                          MPI_INT, other, w)) == MPI_ERR_BUFFER);
   }
   std::vector<int> bad = counts;
   bad[static_cast<size_t>(p - 1)] = -1;
-  CHECK(error_class(rangecomm::Gatherv(b, 1, MPI_INT, b + p, bad.data(), displs.data(), MPI_INT, me, w)) == MPI_ERR_COUNT);
-  CHECK(error_class(rangecomm::Scatterv(b, bad.data(), displs.data(), MPI_INT, b + p, 1, MPI_INT, me, w)) == MPI_ERR_COUNT);
-  CHECK(error_class(rangecomm::Allgatherv(b, 1, MPI_INT, b + p, bad.data(), displs.data(), MPI_INT, w)) == MPI_ERR_COUNT);
-  CHECK(error_class(rangecomm::Allgatherv(b, 1, MPI_INT, b + p, nullptr, displs.data(), MPI_INT, w)) == MPI_ERR_ARG);
-  CHECK(error_class(rangecomm::Gatherv(b, 1, MPI_INT, b + p, counts.data(), nullptr, MPI_INT, me, w)) == MPI_ERR_ARG);
-  CHECK(error_class(rangecomm::Allgather(b, 1, MPI_INT, b + p, 1, MPI_INT, rangecomm::Comm())) == MPI_ERR_COMM);
-  CHECK(error_class(rangecomm::Scatterv(b, counts.data(), displs.data(), MPI_INT, b + p, 1, MPI_INT, 0, rangecomm::Comm())) == MPI_ERR_COMM);
-  CHECK(error_class(rangecomm::Igather(b, 1, MPI_INT, b + p, 1, MPI_INT, 0, w, nullptr)) == MPI_ERR_REQUEST);
-  CHECK(error_class(rangecomm::Iallgatherv(b, 1, MPI_INT, b + p, counts.data(), displs.data(), MPI_INT, w, nullptr)) == MPI_ERR_REQUEST);
+  CHECK(error_class(rangecomm::Gatherv(b, 1, MPI_INT, b + p, bad.data(), displs.data(), MPI_INT, me,
+                                       w)) == MPI_ERR_COUNT);
+  CHECK(error_class(rangecomm::Scatterv(b, bad.data(), displs.data(), MPI_INT, b + p, 1, MPI_INT,
+                                        me, w)) == MPI_ERR_COUNT);
+  CHECK(error_class(rangecomm::Allgatherv(b, 1, MPI_INT, b + p, bad.data(), displs.data(), MPI_INT,
+                                          w)) == MPI_ERR_COUNT);
+  CHECK(error_class(rangecomm::Allgatherv(b, 1, MPI_INT, b + p, nullptr, displs.data(), MPI_INT,
+                                          w)) == MPI_ERR_ARG);
+  CHECK(error_class(rangecomm::Gatherv(b, 1, MPI_INT, b + p, counts.data(), nullptr, MPI_INT, me,
+                                       w)) == MPI_ERR_ARG);
+  CHECK(error_class(rangecomm::Allgather(b, 1, MPI_INT, b + p, 1, MPI_INT, rangecomm::Comm())) ==
+        MPI_ERR_COMM);
+  CHECK(error_class(rangecomm::Scatterv(b, counts.data(), displs.data(), MPI_INT, b + p, 1, MPI_INT,
+                                        0, rangecomm::Comm())) == MPI_ERR_COMM);
+  CHECK(error_class(rangecomm::Igather(b, 1, MPI_INT, b + p, 1, MPI_INT, 0, w, nullptr)) ==
+        MPI_ERR_REQUEST);
+  CHECK(error_class(rangecomm::Iallgatherv(b, 1, MPI_INT, b + p, counts.data(), displs.data(),
+                                           MPI_INT, w, nullptr)) == MPI_ERR_REQUEST);
   // The range still works after all that.
   int one = me, all_ranks_sum = 0;
   std::vector<int> gathered(static_cast<size_t>(p));

@@ -22,11 +22,21 @@ std::vector<T> values(int count, unsigned seed) {
   std::mt19937 rng(seed);
   std::vector<T> special;
   if constexpr (std::is_floating_point_v<T>) {
-    special = {T(0), T(-0.0), std::numeric_limits<T>::quiet_NaN(),
-               std::numeric_limits<T>::infinity(), -std::numeric_limits<T>::infinity(),
-               std::numeric_limits<T>::max(), std::numeric_limits<T>::lowest(), T(1.5), T(-2.25)};
+    special = {T(0),
+               T(-0.0),
+               std::numeric_limits<T>::quiet_NaN(),
+               std::numeric_limits<T>::infinity(),
+               -std::numeric_limits<T>::infinity(),
+               std::numeric_limits<T>::max(),
+               std::numeric_limits<T>::lowest(),
+               T(1.5),
+               T(-2.25)};
   } else {
-    special = {T(0), T(1), T(-1), std::numeric_limits<T>::max(), std::numeric_limits<T>::min(),
+    special = {T(0),
+               T(1),
+               T(-1),
+               std::numeric_limits<T>::max(),
+               std::numeric_limits<T>::min(),
                T(std::numeric_limits<T>::max() / 2 + 1)};
   }
   std::vector<T> v(static_cast<size_t>(count));

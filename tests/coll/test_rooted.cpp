@@ -2,10 +2,10 @@
 // collective on a real communicator of the same processes, on the same data.
 #include <array>
 #include <chrono>
-#include <thread>
 #include <cstdlib>
-#include <utility>
 #include <cstring>
+#include <thread>
+#include <utility>
 
 #include "coll_util.hpp"
 #include "matching.hpp"
@@ -35,13 +35,14 @@ void compare_reductions(Pair& pr, int count, MPI_Datatype type, int elems_per_it
   auto in = random_values<T>(n + 1, r, salt);
   for (int root = 0; root < pr.range.size(); ++root) {
     std::vector<T> mine(n + 1, T(-1)), theirs(n + 1, T(-1));
-    REQUIRE(rangecomm::Reduce(in.data(), mine.data(), count, type, op, root, pr.range) == MPI_SUCCESS);
+    REQUIRE(rangecomm::Reduce(in.data(), mine.data(), count, type, op, root, pr.range) ==
+            MPI_SUCCESS);
     REQUIRE(MPI_Reduce(in.data(), theirs.data(), count, type, op, root, pr.native) == MPI_SUCCESS);
     if (r == root) CHECK(head(mine, n) == head(theirs, n));
     // In place at the root.
     std::vector<T> inplace = in;
-    REQUIRE(rangecomm::Reduce(r == root ? MPI_IN_PLACE : in.data(), inplace.data(), count, type,
-                              op, root, pr.range) == MPI_SUCCESS);
+    REQUIRE(rangecomm::Reduce(r == root ? MPI_IN_PLACE : in.data(), inplace.data(), count, type, op,
+                              root, pr.range) == MPI_SUCCESS);
     if (r == root) CHECK(head(inplace, n) == head(theirs, n));
   }
   std::vector<T> mine(n + 1, T(-1)), theirs(n + 1, T(-1));
@@ -49,7 +50,8 @@ void compare_reductions(Pair& pr, int count, MPI_Datatype type, int elems_per_it
   REQUIRE(MPI_Allreduce(in.data(), theirs.data(), count, type, op, pr.native) == MPI_SUCCESS);
   CHECK(head(mine, n) == head(theirs, n));
   std::vector<T> inplace = in;
-  REQUIRE(rangecomm::Allreduce(MPI_IN_PLACE, inplace.data(), count, type, op, pr.range) == MPI_SUCCESS);
+  REQUIRE(rangecomm::Allreduce(MPI_IN_PLACE, inplace.data(), count, type, op, pr.range) ==
+          MPI_SUCCESS);
   CHECK(head(inplace, n) == head(theirs, n));
 }
 
@@ -178,8 +180,10 @@ TEST_CASE("Bcast from every root, with every count and a strided type") {
         std::fill(mine.begin(), mine.end(), -1);
         std::fill(theirs.begin(), theirs.end(), -1);
         if (pr->range.rank() == root) mine = theirs = data;
-        REQUIRE(rangecomm::Bcast(mine.data(), count, every_other_int(), root, pr->range) == MPI_SUCCESS);
-        REQUIRE(MPI_Bcast(theirs.data(), count, every_other_int(), root, pr->native) == MPI_SUCCESS);
+        REQUIRE(rangecomm::Bcast(mine.data(), count, every_other_int(), root, pr->range) ==
+                MPI_SUCCESS);
+        REQUIRE(MPI_Bcast(theirs.data(), count, every_other_int(), root, pr->native) ==
+                MPI_SUCCESS);
         CHECK(mine == theirs);
       }
     }
@@ -253,13 +257,15 @@ TEST_CASE("a non-commutative user operation reduces in rank order") {
       }
       std::vector<std::uint32_t> got(4 * count);
       auto in = random_values<std::uint32_t>(4 * count, pr->range.rank(), 9);
-      REQUIRE(rangecomm::Allreduce(in.data(), got.data(), count, matrix_type(), matmul_op(), pr->range) == MPI_SUCCESS);
+      REQUIRE(rangecomm::Allreduce(in.data(), got.data(), count, matrix_type(), matmul_op(),
+                                   pr->range) == MPI_SUCCESS);
       CHECK(std::vector<std::uint32_t>(got.begin(), got.begin() + 4) == expected);
     }
   });
 }
 
-TEST_CASE("many nonblocking collectives outstanding on overlapping ranges, completed out of order") {
+TEST_CASE(
+    "many nonblocking collectives outstanding on overlapping ranges, completed out of order") {
   auto w = world();
   auto all = shapes(w);
   constexpr int kRounds = 4;
@@ -274,7 +280,11 @@ TEST_CASE("many nonblocking collectives outstanding on overlapping ranges, compl
   for (int round = 0; round < kRounds; ++round) {
     for (auto& pr : all) {
       if (!pr->member()) continue;
-      Slot s{pr.get(), random_values<int>(33, pr->range.rank(), round), {}, {}, round % pr->range.size()};
+      Slot s{pr.get(),
+             random_values<int>(33, pr->range.rank(), round),
+             {},
+             {},
+             round % pr->range.size()};
       s.bcast = s.in;
       s.sum.assign(33, 0);
       slots.push_back(std::move(s));
@@ -283,15 +293,19 @@ TEST_CASE("many nonblocking collectives outstanding on overlapping ranges, compl
   requests.resize(2 * slots.size());
   for (size_t i = 0; i < slots.size(); ++i) {
     auto& s = slots[i];
-    REQUIRE(rangecomm::Ibcast(s.bcast.data(), 33, MPI_INT, s.root, s.pr->range, &requests[2 * i]) == MPI_SUCCESS);
-    REQUIRE(rangecomm::Iallreduce(s.in.data(), s.sum.data(), 33, MPI_INT, MPI_SUM, s.pr->range, &requests[2 * i + 1]) == MPI_SUCCESS);
+    REQUIRE(rangecomm::Ibcast(s.bcast.data(), 33, MPI_INT, s.root, s.pr->range, &requests[2 * i]) ==
+            MPI_SUCCESS);
+    REQUIRE(rangecomm::Iallreduce(s.in.data(), s.sum.data(), 33, MPI_INT, MPI_SUM, s.pr->range,
+                                  &requests[2 * i + 1]) == MPI_SUCCESS);
   }
   // Complete in reverse order of starting.
-  for (size_t i = requests.size(); i-- > 0;) REQUIRE(rangecomm::Wait(&requests[i], MPI_STATUS_IGNORE) == MPI_SUCCESS);
+  for (size_t i = requests.size(); i-- > 0;)
+    REQUIRE(rangecomm::Wait(&requests[i], MPI_STATUS_IGNORE) == MPI_SUCCESS);
   for (auto& s : slots) {
     std::vector<int> bcast = s.in, sum(33);
     REQUIRE(MPI_Bcast(bcast.data(), 33, MPI_INT, s.root, s.pr->native) == MPI_SUCCESS);
-    REQUIRE(MPI_Allreduce(s.in.data(), sum.data(), 33, MPI_INT, MPI_SUM, s.pr->native) == MPI_SUCCESS);
+    REQUIRE(MPI_Allreduce(s.in.data(), sum.data(), 33, MPI_INT, MPI_SUM, s.pr->native) ==
+            MPI_SUCCESS);
     CHECK(s.bcast == bcast);
     CHECK(s.sum == sum);
   }
@@ -351,8 +365,7 @@ TEST_CASE("a blocking exchange round receives a message a wildcard probe parked"
     // Rank 1 may have parked rank 0's next collective message while it waited for rank 0's
     // binding; rank 0's parked message must be gone.
     if (pair.rank() == 0)
-      CHECK(rangecomm::detail::peek_parked(*pair.state(),
-                                           rangecomm::detail::TagLayout::collective,
+      CHECK(rangecomm::detail::peek_parked(*pair.state(), rangecomm::detail::TagLayout::collective,
                                            MPI_ANY_SOURCE, MPI_ANY_TAG) == nullptr);
     REQUIRE(rangecomm::Barrier(pair) == MPI_SUCCESS);
   }
@@ -437,7 +450,8 @@ TEST_CASE("a derived datatype may be freed while a nonblocking collective uses i
     Request r;
     {
       // Force the pipelined chain so the type is used in many later rounds.
-      ScopedEnv chain("RANGECOMM_BCAST_PIPELINE_BYTES", 0), segment("RANGECOMM_BCAST_SEGMENT_BYTES", 8);
+      ScopedEnv chain("RANGECOMM_BCAST_PIPELINE_BYTES", 0),
+          segment("RANGECOMM_BCAST_SEGMENT_BYTES", 8);
       REQUIRE(rangecomm::Ibcast(data.data(), 64, resized, 0, w, &r) == MPI_SUCCESS);
     }
     MPI_Type_free(&resized);

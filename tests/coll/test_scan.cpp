@@ -62,7 +62,8 @@ void compare_scans(Pair& pr, int count, const Case& c) {
   const std::vector<T> untouched(n + 1, T(-3));
   got = untouched;
   CHECK_MPI(rangecomm::Exscan(in.data(), got.data(), count, c.type, c.op, pr.range));
-  CHECK((r == 0 ? got == untouched : head(got, n) == head(expected, n)));  // undefined on rank 0 in MPI
+  CHECK((r == 0 ? got == untouched
+                : head(got, n) == head(expected, n)));  // undefined on rank 0 in MPI
   got = untouched;
   CHECK_MPI(rangecomm::Iexscan(in.data(), got.data(), count, c.type, c.op, pr.range, &req));
   CHECK_MPI(rangecomm::Wait(&req, MPI_STATUS_IGNORE));
@@ -95,15 +96,19 @@ void compare_reduce_scatter(Pair& pr, const std::vector<int>& counts, const Case
   auto in = centred_values<T>(n + 1, r, c.salt, c.spread);
   std::vector<T> expected(mine + 1, T(-1)), got(mine + 1, T(-1));
   Request req;
-  REQUIRE(MPI_Reduce_scatter(in.data(), expected.data(), counts.data(), c.type, c.op, pr.native) == MPI_SUCCESS);
-  CHECK_MPI(rangecomm::Reduce_scatter(in.data(), got.data(), counts.data(), c.type, c.op, pr.range));
+  REQUIRE(MPI_Reduce_scatter(in.data(), expected.data(), counts.data(), c.type, c.op, pr.native) ==
+          MPI_SUCCESS);
+  CHECK_MPI(
+      rangecomm::Reduce_scatter(in.data(), got.data(), counts.data(), c.type, c.op, pr.range));
   CHECK(got == expected);
   std::fill(got.begin(), got.end(), T(-1));
-  CHECK_MPI(rangecomm::Ireduce_scatter(in.data(), got.data(), counts.data(), c.type, c.op, pr.range, &req));
+  CHECK_MPI(rangecomm::Ireduce_scatter(in.data(), got.data(), counts.data(), c.type, c.op, pr.range,
+                                       &req));
   CHECK_MPI(rangecomm::Wait(&req, MPI_STATUS_IGNORE));
   CHECK(got == expected);
   auto buf = in;
-  CHECK_MPI(rangecomm::Reduce_scatter(MPI_IN_PLACE, buf.data(), counts.data(), c.type, c.op, pr.range));
+  CHECK_MPI(
+      rangecomm::Reduce_scatter(MPI_IN_PLACE, buf.data(), counts.data(), c.type, c.op, pr.range));
   CHECK(head(buf, mine) == head(expected, mine));
 }
 
@@ -114,17 +119,21 @@ void compare_reduce_scatter_block(Pair& pr, int count, const Case& c) {
   auto in = centred_values<T>(n + 1, r, c.salt, c.spread);
   std::vector<T> expected(mine + 1, T(-1)), got(mine + 1, T(-1));
   Request req;
-  REQUIRE(MPI_Reduce_scatter_block(in.data(), expected.data(), count, c.type, c.op, pr.native) == MPI_SUCCESS);
+  REQUIRE(MPI_Reduce_scatter_block(in.data(), expected.data(), count, c.type, c.op, pr.native) ==
+          MPI_SUCCESS);
   CHECK_MPI(rangecomm::Reduce_scatter_block(in.data(), got.data(), count, c.type, c.op, pr.range));
   CHECK(got == expected);
   auto buf = in;
-  CHECK_MPI(rangecomm::Ireduce_scatter_block(MPI_IN_PLACE, buf.data(), count, c.type, c.op, pr.range, &req));
+  CHECK_MPI(rangecomm::Ireduce_scatter_block(MPI_IN_PLACE, buf.data(), count, c.type, c.op,
+                                             pr.range, &req));
   CHECK_MPI(rangecomm::Wait(&req, MPI_STATUS_IGNORE));
   CHECK(head(buf, mine) == head(expected, mine));
 }
 
-const Case kInt[] = {{MPI_INT, 1, MPI_SUM, 1, 1000}, {MPI_INT, 1, MPI_MAX, 2, 1000},
-                     {MPI_INT, 1, MPI_BXOR, 3, 1000}, {MPI_2INT, 2, MPI_MINLOC, 4, 10},
+const Case kInt[] = {{MPI_INT, 1, MPI_SUM, 1, 1000},
+                     {MPI_INT, 1, MPI_MAX, 2, 1000},
+                     {MPI_INT, 1, MPI_BXOR, 3, 1000},
+                     {MPI_2INT, 2, MPI_MINLOC, 4, 10},
                      {MPI_2INT, 2, MPI_MAXLOC, 5, 10}};
 const Case kLongLong = {MPI_LONG_LONG, 1, MPI_PROD, 6, 7};
 const Case kDouble[] = {{MPI_DOUBLE, 1, MPI_MIN, 7, 1000}, {MPI_DOUBLE, 1, MPI_SUM, 8, 1000}};
@@ -213,8 +222,10 @@ TEST_CASE("Scan and Exscan of a non-commutative operation are ordered rank produ
       for (int count : {1, 5}) {
         auto in = centred_values<std::uint32_t>(static_cast<size_t>(4 * count) + 1, r, 9);
         std::vector<std::uint32_t> scan(4 * count + 1), exscan(4 * count + 1);
-        CHECK_MPI(rangecomm::Scan(in.data(), scan.data(), count, matrix_type(), matmul_op(), pr->range));
-        CHECK_MPI(rangecomm::Exscan(in.data(), exscan.data(), count, matrix_type(), matmul_op(), pr->range));
+        CHECK_MPI(
+            rangecomm::Scan(in.data(), scan.data(), count, matrix_type(), matmul_op(), pr->range));
+        CHECK_MPI(rangecomm::Exscan(in.data(), exscan.data(), count, matrix_type(), matmul_op(),
+                                    pr->range));
         CHECK(head(scan, 4) == product_upto(r, count, 9));
         if (r > 0) CHECK(head(exscan, 4) == product_upto(r - 1, count, 9));
       }
@@ -261,7 +272,9 @@ TEST_CASE("Reduce_scatter of long vectors with the default threshold") {
   }
 }
 
-TEST_CASE("nonblocking scans and reduce-scatters outstanding on overlapping ranges, completed in reverse") {
+TEST_CASE(
+    "nonblocking scans and reduce-scatters outstanding on overlapping ranges, completed in "
+    "reverse") {
   auto w = world();
   auto all = shapes(w);
   struct Slot {
@@ -293,14 +306,17 @@ TEST_CASE("nonblocking scans and reduce-scatters outstanding on overlapping rang
       s->min = centred_values<std::uint32_t>(static_cast<size_t>(4 * total) + 4, r, round + 3);
       s->mscan.assign(5, 0);
       s->mrs.assign(static_cast<size_t>(4 * s->counts[r]) + 1, 0);
-      auto next = [&]() { requests.emplace_back(); return &requests.back(); };
+      auto next = [&]() {
+        requests.emplace_back();
+        return &requests.back();
+      };
       const auto& c = pr->range;
       CHECK_MPI(rangecomm::Iscan(s->in.data(), s->scan.data(), n, MPI_INT, MPI_SUM, c, next()));
       CHECK_MPI(rangecomm::Iexscan(s->in.data(), s->exscan.data(), n, MPI_INT, MPI_MAX, c, next()));
       CHECK_MPI(rangecomm::Ireduce_scatter(s->in.data(), s->rs.data(), s->counts.data(), MPI_INT,
                                            MPI_SUM, c, next()));
-      CHECK_MPI(rangecomm::Ireduce_scatter_block(s->in.data(), s->rsb.data(), 2, MPI_INT,
-                                                 MPI_BXOR, c, next()));
+      CHECK_MPI(rangecomm::Ireduce_scatter_block(s->in.data(), s->rsb.data(), 2, MPI_INT, MPI_BXOR,
+                                                 c, next()));
       CHECK_MPI(rangecomm::Iscan(s->min.data(), s->mscan.data(), 1, matrix_type(), matmul_op(), c,
                                  next()));
       CHECK_MPI(rangecomm::Ireduce_scatter(s->min.data(), s->mrs.data(), s->counts.data(),
@@ -308,7 +324,8 @@ TEST_CASE("nonblocking scans and reduce-scatters outstanding on overlapping rang
       slots.push_back(std::move(s));
     }
   }
-  for (size_t i = requests.size(); i-- > 0;) CHECK_MPI(rangecomm::Wait(&requests[i], MPI_STATUS_IGNORE));
+  for (size_t i = requests.size(); i-- > 0;)
+    CHECK_MPI(rangecomm::Wait(&requests[i], MPI_STATUS_IGNORE));
   for (auto& s : slots) {
     INFO(s->pr->name);
     MPI_Comm nat = s->pr->native;
@@ -317,10 +334,14 @@ TEST_CASE("nonblocking scans and reduce-scatters outstanding on overlapping rang
     std::vector<std::uint32_t> mscan(5, 0), mrs(s->mrs.size(), 0);
     REQUIRE(MPI_Scan(s->in.data(), scan.data(), n, MPI_INT, MPI_SUM, nat) == MPI_SUCCESS);
     REQUIRE(MPI_Exscan(s->in.data(), exscan.data(), n, MPI_INT, MPI_MAX, nat) == MPI_SUCCESS);
-    REQUIRE(MPI_Reduce_scatter(s->in.data(), rs.data(), s->counts.data(), MPI_INT, MPI_SUM, nat) == MPI_SUCCESS);
-    REQUIRE(MPI_Reduce_scatter_block(s->in.data(), rsb.data(), 2, MPI_INT, MPI_BXOR, nat) == MPI_SUCCESS);
-    REQUIRE(MPI_Scan(s->min.data(), mscan.data(), 1, matrix_type(), matmul_op(), nat) == MPI_SUCCESS);
-    REQUIRE(MPI_Reduce_scatter(s->min.data(), mrs.data(), s->counts.data(), matrix_type(), matmul_op(), nat) == MPI_SUCCESS);
+    REQUIRE(MPI_Reduce_scatter(s->in.data(), rs.data(), s->counts.data(), MPI_INT, MPI_SUM, nat) ==
+            MPI_SUCCESS);
+    REQUIRE(MPI_Reduce_scatter_block(s->in.data(), rsb.data(), 2, MPI_INT, MPI_BXOR, nat) ==
+            MPI_SUCCESS);
+    REQUIRE(MPI_Scan(s->min.data(), mscan.data(), 1, matrix_type(), matmul_op(), nat) ==
+            MPI_SUCCESS);
+    REQUIRE(MPI_Reduce_scatter(s->min.data(), mrs.data(), s->counts.data(), matrix_type(),
+                               matmul_op(), nat) == MPI_SUCCESS);
     CHECK(s->scan == scan);
     if (r > 0) CHECK(s->exscan == exscan);
     CHECK(s->rs == rs);
@@ -342,17 +363,27 @@ TEST_CASE("bad scan and reduce-scatter arguments give the proper error class") {
   };
   Request req;
   CHECK(cls(rangecomm::Scan(buf.data(), buf.data() + 1, -1, MPI_INT, MPI_SUM, w)) == MPI_ERR_COUNT);
-  CHECK(cls(rangecomm::Scan(buf.data(), buf.data() + 1, 1, MPI_DATATYPE_NULL, MPI_SUM, w)) == MPI_ERR_TYPE);
-  CHECK(cls(rangecomm::Iscan(buf.data(), buf.data() + 1, 1, MPI_INT, MPI_OP_NULL, w, &req)) == MPI_ERR_OP);
-  CHECK(cls(rangecomm::Iscan(buf.data(), buf.data() + 1, 1, MPI_INT, MPI_SUM, w, nullptr)) == MPI_ERR_REQUEST);
+  CHECK(cls(rangecomm::Scan(buf.data(), buf.data() + 1, 1, MPI_DATATYPE_NULL, MPI_SUM, w)) ==
+        MPI_ERR_TYPE);
+  CHECK(cls(rangecomm::Iscan(buf.data(), buf.data() + 1, 1, MPI_INT, MPI_OP_NULL, w, &req)) ==
+        MPI_ERR_OP);
+  CHECK(cls(rangecomm::Iscan(buf.data(), buf.data() + 1, 1, MPI_INT, MPI_SUM, w, nullptr)) ==
+        MPI_ERR_REQUEST);
   CHECK(cls(rangecomm::Exscan(buf.data(), MPI_IN_PLACE, 1, MPI_INT, MPI_SUM, w)) == MPI_ERR_BUFFER);
-  CHECK(cls(rangecomm::Iexscan(buf.data(), buf.data() + 1, 1, MPI_INT, MPI_SUM, rangecomm::Comm(), &req)) == MPI_ERR_COMM);
-  CHECK(cls(rangecomm::Reduce_scatter(buf.data(), buf.data() + p, nullptr, MPI_INT, MPI_SUM, w)) == MPI_ERR_ARG);
-  CHECK(cls(rangecomm::Reduce_scatter(buf.data(), buf.data() + p, negative.data(), MPI_INT, MPI_SUM, w)) == MPI_ERR_COUNT);
-  CHECK(cls(rangecomm::Ireduce_scatter(buf.data(), buf.data() + p, counts.data(), MPI_INT, MPI_OP_NULL, w, &req)) == MPI_ERR_OP);
-  CHECK(cls(rangecomm::Reduce_scatter_block(buf.data(), buf.data() + p, -1, MPI_INT, MPI_SUM, w)) == MPI_ERR_COUNT);
-  CHECK(cls(rangecomm::Reduce_scatter_block(buf.data(), buf.data() + p, 1, MPI_DATATYPE_NULL, MPI_SUM, w)) == MPI_ERR_TYPE);
-  CHECK(cls(rangecomm::Ireduce_scatter_block(buf.data(), buf.data() + p, 1, MPI_INT, MPI_SUM, w, nullptr)) == MPI_ERR_REQUEST);
+  CHECK(cls(rangecomm::Iexscan(buf.data(), buf.data() + 1, 1, MPI_INT, MPI_SUM, rangecomm::Comm(),
+                               &req)) == MPI_ERR_COMM);
+  CHECK(cls(rangecomm::Reduce_scatter(buf.data(), buf.data() + p, nullptr, MPI_INT, MPI_SUM, w)) ==
+        MPI_ERR_ARG);
+  CHECK(cls(rangecomm::Reduce_scatter(buf.data(), buf.data() + p, negative.data(), MPI_INT, MPI_SUM,
+                                      w)) == MPI_ERR_COUNT);
+  CHECK(cls(rangecomm::Ireduce_scatter(buf.data(), buf.data() + p, counts.data(), MPI_INT,
+                                       MPI_OP_NULL, w, &req)) == MPI_ERR_OP);
+  CHECK(cls(rangecomm::Reduce_scatter_block(buf.data(), buf.data() + p, -1, MPI_INT, MPI_SUM, w)) ==
+        MPI_ERR_COUNT);
+  CHECK(cls(rangecomm::Reduce_scatter_block(buf.data(), buf.data() + p, 1, MPI_DATATYPE_NULL,
+                                            MPI_SUM, w)) == MPI_ERR_TYPE);
+  CHECK(cls(rangecomm::Ireduce_scatter_block(buf.data(), buf.data() + p, 1, MPI_INT, MPI_SUM, w,
+                                             nullptr)) == MPI_ERR_REQUEST);
   CHECK(req.is_null());
   // The communicator still works after the refusals.
   int one = 1, prefix = 0;

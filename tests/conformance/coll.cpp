@@ -23,40 +23,54 @@ constexpr long kOmpi = 1;
 constexpr long kOmpi = 0;
 #endif
 const Default kDefaults[] = {
-    {"BCAST_PIPELINE_BYTES", 8 << 20}, {"BCAST_SEGMENT_BYTES", 1 << 20},
-    {"BCAST_SMALL_PIECED_BYTES", kOmpi ? 1024 : 0}, {"BCAST_SMALL_PIECE_BYTES", 256},
-    {"BCAST_PIECED_BYTES", kOmpi ? 32768 : 0}, {"BCAST_PIECE_BYTES", 4000},
-    {"BCAST_FLAT_BYTES", kOmpi ? 65536 : 0}, {"BCAST_FLAT_PROCS", 16},
-    {"REDUCE_SHORT_BYTES", kOmpi ? 4194304 : 8192}, {"REDUCE_RING_BYTES", 8 << 20},
-    {"ALLREDUCE_DIRECT_PROCS", 8}, {"ALLREDUCE_DIRECT_BYTES", 2048},
-    {"BARRIER_DIRECT_PROCS", 8}, {"ALLREDUCE_SHORT_BYTES", 8192},
-    {"ALLREDUCE_RING_BYTES", 2 << 20}, {"GATHER_SHORT_BYTES", 65536},
-    {"SCATTER_SHORT_BYTES", 65536}, {"ALLGATHER_DIRECT_PROCS", 8},
-    {"ALLGATHER_DIRECT_BYTES", 16384}, {"ALLGATHER_SHORT_BYTES", 8 << 20},
-    {"ALLGATHERV_SHORT_BYTES", 81920}, {"ALLTOALL_LINEAR_MAX_SIZE", 32},
-    {"ALLTOALL_PAIRWISE_BYTES", 1 << 20}, {"ALLTOALL_SHORT_BYTES", 256},
-    {"ALLTOALLV_LINEAR_MAX_SIZE", 32}, {"SCAN_CHAIN_MAX_SIZE", 16},
-    {"SCAN_CHAIN_BYTES", 1 << 20}, {"SCAN_SEGMENT_BYTES", 1 << 20},
+    {"BCAST_PIPELINE_BYTES", 8 << 20},
+    {"BCAST_SEGMENT_BYTES", 1 << 20},
+    {"BCAST_SMALL_PIECED_BYTES", kOmpi ? 1024 : 0},
+    {"BCAST_SMALL_PIECE_BYTES", 256},
+    {"BCAST_PIECED_BYTES", kOmpi ? 32768 : 0},
+    {"BCAST_PIECE_BYTES", 4000},
+    {"BCAST_FLAT_BYTES", kOmpi ? 65536 : 0},
+    {"BCAST_FLAT_PROCS", 16},
+    {"REDUCE_SHORT_BYTES", kOmpi ? 4194304 : 8192},
+    {"REDUCE_RING_BYTES", 8 << 20},
+    {"ALLREDUCE_DIRECT_PROCS", 8},
+    {"ALLREDUCE_DIRECT_BYTES", 2048},
+    {"BARRIER_DIRECT_PROCS", 8},
+    {"ALLREDUCE_SHORT_BYTES", 8192},
+    {"ALLREDUCE_RING_BYTES", 2 << 20},
+    {"GATHER_SHORT_BYTES", 65536},
+    {"SCATTER_SHORT_BYTES", 65536},
+    {"ALLGATHER_DIRECT_PROCS", 8},
+    {"ALLGATHER_DIRECT_BYTES", 16384},
+    {"ALLGATHER_SHORT_BYTES", 8 << 20},
+    {"ALLGATHERV_SHORT_BYTES", 81920},
+    {"ALLTOALL_LINEAR_MAX_SIZE", 32},
+    {"ALLTOALL_PAIRWISE_BYTES", 1 << 20},
+    {"ALLTOALL_SHORT_BYTES", 256},
+    {"ALLTOALLV_LINEAR_MAX_SIZE", 32},
+    {"SCAN_CHAIN_MAX_SIZE", 16},
+    {"SCAN_CHAIN_BYTES", 1 << 20},
+    {"SCAN_SEGMENT_BYTES", 1 << 20},
     {"REDUCE_SCATTER_SHORT_BYTES", 524288},
 };
 
 // Small values under which every algorithm of docs/collectives.md runs at a few KiB and at the
 // rank counts of the test suite (odd piece and segment sizes cut elements apart).
 const Default kScaled[] = {
-    {"BCAST_PIPELINE_BYTES", 6000}, {"BCAST_SEGMENT_BYTES", 1000},
-    {"BCAST_SMALL_PIECED_BYTES", 96}, {"BCAST_SMALL_PIECE_BYTES", 20},
-    {"BCAST_PIECED_BYTES", 1200}, {"BCAST_PIECE_BYTES", 300},
-    {"BCAST_FLAT_BYTES", 2000}, {"BCAST_FLAT_PROCS", 5},
-    {"REDUCE_SHORT_BYTES", 256}, {"REDUCE_RING_BYTES", 2048},
-    {"ALLREDUCE_DIRECT_PROCS", 3}, {"ALLREDUCE_DIRECT_BYTES", 64},
-    {"BARRIER_DIRECT_PROCS", 3}, {"ALLREDUCE_SHORT_BYTES", 256},
-    {"ALLREDUCE_RING_BYTES", 2048}, {"GATHER_SHORT_BYTES", 512},
-    {"SCATTER_SHORT_BYTES", 512}, {"ALLGATHER_DIRECT_PROCS", 3},
-    {"ALLGATHER_DIRECT_BYTES", 256}, {"ALLGATHER_SHORT_BYTES", 4096},
-    {"ALLGATHERV_SHORT_BYTES", 1024}, {"ALLTOALL_LINEAR_MAX_SIZE", 3},
-    {"ALLTOALL_PAIRWISE_BYTES", 1024}, {"ALLTOALL_SHORT_BYTES", 64},
-    {"ALLTOALLV_LINEAR_MAX_SIZE", 3}, {"SCAN_CHAIN_MAX_SIZE", 3},
-    {"SCAN_CHAIN_BYTES", 2048}, {"SCAN_SEGMENT_BYTES", 700},
+    {"BCAST_PIPELINE_BYTES", 6000},       {"BCAST_SEGMENT_BYTES", 1000},
+    {"BCAST_SMALL_PIECED_BYTES", 96},     {"BCAST_SMALL_PIECE_BYTES", 20},
+    {"BCAST_PIECED_BYTES", 1200},         {"BCAST_PIECE_BYTES", 300},
+    {"BCAST_FLAT_BYTES", 2000},           {"BCAST_FLAT_PROCS", 5},
+    {"REDUCE_SHORT_BYTES", 256},          {"REDUCE_RING_BYTES", 2048},
+    {"ALLREDUCE_DIRECT_PROCS", 3},        {"ALLREDUCE_DIRECT_BYTES", 64},
+    {"BARRIER_DIRECT_PROCS", 3},          {"ALLREDUCE_SHORT_BYTES", 256},
+    {"ALLREDUCE_RING_BYTES", 2048},       {"GATHER_SHORT_BYTES", 512},
+    {"SCATTER_SHORT_BYTES", 512},         {"ALLGATHER_DIRECT_PROCS", 3},
+    {"ALLGATHER_DIRECT_BYTES", 256},      {"ALLGATHER_SHORT_BYTES", 4096},
+    {"ALLGATHERV_SHORT_BYTES", 1024},     {"ALLTOALL_LINEAR_MAX_SIZE", 3},
+    {"ALLTOALL_PAIRWISE_BYTES", 1024},    {"ALLTOALL_SHORT_BYTES", 64},
+    {"ALLTOALLV_LINEAR_MAX_SIZE", 3},     {"SCAN_CHAIN_MAX_SIZE", 3},
+    {"SCAN_CHAIN_BYTES", 2048},           {"SCAN_SEGMENT_BYTES", 700},
     {"REDUCE_SCATTER_SHORT_BYTES", 1024},
 };
 
@@ -129,12 +143,12 @@ int coll_unit(Rng& rng, int p) {
 // received as MPI_SHORT_INT. Natively and so under the library too.
 int pick_unit(Rng& rng) {
 #ifdef OPEN_MPI
-  static const std::vector<int> units = {U_INT, U_INT, U_INT, U_DOUBLE, U_SHORT, U_BYTE, U_CHAR,
-                                         U_LONG_LONG, U_MIX, U_MIX, U_DOUBLE_INT, U_2INT,
-                                         U_SHORT_INT};
+  static const std::vector<int> units = {U_INT,        U_INT,  U_INT,       U_DOUBLE, U_SHORT,
+                                         U_BYTE,       U_CHAR, U_LONG_LONG, U_MIX,    U_MIX,
+                                         U_DOUBLE_INT, U_2INT, U_SHORT_INT};
 #else
-  static const std::vector<int> units = {U_INT, U_INT, U_INT, U_DOUBLE, U_SHORT, U_BYTE, U_CHAR,
-                                         U_LONG_LONG, U_2INT, U_2INT};
+  static const std::vector<int> units = {U_INT,  U_INT,  U_INT,       U_DOUBLE, U_SHORT,
+                                         U_BYTE, U_CHAR, U_LONG_LONG, U_2INT,   U_2INT};
 #endif
   return rng.pick(units);
 }
@@ -326,8 +340,7 @@ struct BcastOp : CollBase {
   std::vector<bool> bottom;
   std::string describe() const override {
     std::string s = head() + fmt(", %ld units of %s (%ld bytes), MPI_BOTTOM at %s", E,
-                                 unit_name(unit), E * unit_data_bytes(unit),
-                                 flags(bottom).c_str());
+                                 unit_name(unit), E * unit_data_bytes(unit), flags(bottom).c_str());
     for (int r = 0; r < p; ++r) s += fmt("\n    rank %d: %s", r, lay[r]->describe().c_str());
     return s;
   }
@@ -509,8 +522,8 @@ struct AlltoallOp : CollBase {
   std::vector<Placing> splace, rplace;
   std::vector<bool> bottom;
   std::string describe() const override {
-    std::string s = head() + fmt(", units of %s, units i->j %s%s", unit_name(unit),
-                                 list(E).c_str(), inplace ? ", MPI_IN_PLACE" : "");
+    std::string s = head() + fmt(", units of %s, units i->j %s%s", unit_name(unit), list(E).c_str(),
+                                 inplace ? ", MPI_IN_PLACE" : "");
     for (int r = 0; r < p; ++r) {
       s += fmt("\n    rank %d:%s", r, bottom[r] ? " MPI_BOTTOM" : "");
       if (variant > 0)
@@ -607,10 +620,10 @@ struct AlltoallOp : CollBase {
               : MPI_Alltoall(sptr, scount, stype, rptr, rcounts[0], rtypes[0], c);
     } else if (variant == 1) {
       MPI_Datatype stype = inplace ? (filled ? MPI_INT : MPI_DATATYPE_NULL) : stypes[0];
-      rc = nb ? MPI_Ialltoallv(sptr, sc, sd, stype, rptr, rcounts.data(), rdispls.data(),
-                               rtypes[0], c, &req)
-              : MPI_Alltoallv(sptr, sc, sd, stype, rptr, rcounts.data(), rdispls.data(),
-                              rtypes[0], c);
+      rc = nb ? MPI_Ialltoallv(sptr, sc, sd, stype, rptr, rcounts.data(), rdispls.data(), rtypes[0],
+                               c, &req)
+              : MPI_Alltoallv(sptr, sc, sd, stype, rptr, rcounts.data(), rdispls.data(), rtypes[0],
+                              c);
     } else {
       if (inplace && filled) std::fill(stypes.begin(), stypes.end(), MPI_INT);
       MPI_Datatype* stp = inplace && !filled ? nullptr : stypes.data();
@@ -676,8 +689,7 @@ void user_mat(void* in, void* inout, int* len, MPI_Datatype* dt) {
 }
 
 MPI_Op g_user_ops[3] = {MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL};
-const char* const kUserOpNames[3] = {"user sum (commutative)",
-                                     "user sum declared non-commutative",
+const char* const kUserOpNames[3] = {"user sum (commutative)", "user sum declared non-commutative",
                                      "user 2x2 matrix product (non-commutative)"};
 
 }  // namespace
@@ -743,15 +755,15 @@ const PredefOp kOps[] = {
 const int kNumOps = sizeof kOps / sizeof kOps[0];
 
 enum RedKind { REDUCE, ALLREDUCE, SCAN, EXSCAN, REDUCE_SCATTER, REDUCE_SCATTER_BLOCK };
-const char* kRedNames[] = {"Reduce", "Allreduce", "Scan", "Exscan", "Reduce_scatter",
-                           "Reduce_scatter_block"};
+const char* kRedNames[] = {"Reduce", "Allreduce",      "Scan",
+                           "Exscan", "Reduce_scatter", "Reduce_scatter_block"};
 
 struct ReduceOp : CollBase {
   RedKind kind = REDUCE;
-  int predef = -1;     // index into predef_types(), or -1: a user type
-  LayoutP user_type;   // contiguous ints, anywhere in its extent
-  int op = 0;          // index into kOps, or -1 - user op index
-  long count = 0;      // elements (Reduce_scatter_block: per process)
+  int predef = -1;              // index into predef_types(), or -1: a user type
+  LayoutP user_type;            // contiguous ints, anywhere in its extent
+  int op = 0;                   // index into kOps, or -1 - user op index
+  long count = 0;               // elements (Reduce_scatter_block: per process)
   std::vector<long> rs_counts;  // Reduce_scatter
   bool inplace = false, bottom = false, nonroot_recv = false;
   std::string type_name() const {
@@ -759,11 +771,11 @@ struct ReduceOp : CollBase {
   }
   std::string op_name() const { return op >= 0 ? kOps[op].name : kUserOpNames[-1 - op]; }
   std::string describe() const override {
-    return head() + fmt(", %s on %s, count %s%s%s%s", op_name().c_str(), type_name().c_str(),
-                        kind == REDUCE_SCATTER ? list(rs_counts).c_str()
-                                               : std::to_string(count).c_str(),
-                        inplace ? ", MPI_IN_PLACE" : "", bottom ? ", MPI_BOTTOM" : "",
-                        kind == REDUCE && !nonroot_recv ? ", null recvbuf off the root" : "");
+    return head() +
+           fmt(", %s on %s, count %s%s%s%s", op_name().c_str(), type_name().c_str(),
+               kind == REDUCE_SCATTER ? list(rs_counts).c_str() : std::to_string(count).c_str(),
+               inplace ? ", MPI_IN_PLACE" : "", bottom ? ", MPI_BOTTOM" : "",
+               kind == REDUCE && !nonroot_recv ? ", null recvbuf off the root" : "");
   }
   void start(Ctx& ctx, Outcome&, std::vector<MPI_Request>& reqs) override {
     begin(ctx);
@@ -840,8 +852,7 @@ struct ReduceOp : CollBase {
         rc = nb ? MPI_Iscan(sptr, rptr, n, dt, o, c, &req) : MPI_Scan(sptr, rptr, n, dt, o, c);
         break;
       case EXSCAN:
-        rc = nb ? MPI_Iexscan(sptr, rptr, n, dt, o, c, &req)
-                : MPI_Exscan(sptr, rptr, n, dt, o, c);
+        rc = nb ? MPI_Iexscan(sptr, rptr, n, dt, o, c, &req) : MPI_Exscan(sptr, rptr, n, dt, o, c);
         break;
       case REDUCE_SCATTER: {
         counts.assign(rs_counts.begin(), rs_counts.end());
@@ -888,11 +899,11 @@ OpP gen_bcast(Rng& rng, int p, const Limits& lim) {
   long mult = 1;
   Granularity g = granularity(rng, lim, false);
   op->lay = layouts(rng, op->unit, p, mult, g);
-  op->E = pick_units(rng, unit_data_bytes(op->unit), mult,
-                     ths({"BCAST_SMALL_PIECED_BYTES", "BCAST_SMALL_PIECE_BYTES",
-                          "BCAST_PIECED_BYTES", "BCAST_PIECE_BYTES", "BCAST_FLAT_BYTES",
-                          "BCAST_PIPELINE_BYTES", "BCAST_SEGMENT_BYTES"}),
-                     1, g.lim);
+  op->E = pick_units(
+      rng, unit_data_bytes(op->unit), mult,
+      ths({"BCAST_SMALL_PIECED_BYTES", "BCAST_SMALL_PIECE_BYTES", "BCAST_PIECED_BYTES",
+           "BCAST_PIECE_BYTES", "BCAST_FLAT_BYTES", "BCAST_PIPELINE_BYTES", "BCAST_SEGMENT_BYTES"}),
+      1, g.lim);
   op->bottom = bottoms(rng, p, 10);
   return op;
 }
@@ -906,9 +917,12 @@ std::vector<long> block_units(Rng& rng, int p, bool v, long mult, int unit_bytes
     E[i] = base;
     if (v) {
       int r = (int)rng.range(0, 9);
-      if (r < 2) E[i] = 0;
-      else if (r < 5) E[i] = mult * rng.range(0, 4);
-      else if (r < 7) E[i] = base / mult / 2 * mult;
+      if (r < 2)
+        E[i] = 0;
+      else if (r < 5)
+        E[i] = mult * rng.range(0, 4);
+      else if (r < 7)
+        E[i] = base / mult / 2 * mult;
     }
   }
   return E;
@@ -949,10 +963,9 @@ OpP gen_allgather(Rng& rng, int p, const Limits& lim, bool v) {
 #endif
   op->send = layouts(rng, op->unit, p, mult, g);
   op->recv = layouts(rng, op->unit, p, mult, g);
-  op->E = block_units(rng, p, v, mult, unit_data_bytes(op->unit),
-                      ths({"ALLGATHER_DIRECT_BYTES", "ALLGATHER_SHORT_BYTES",
-                           "ALLGATHERV_SHORT_BYTES"}),
-                      g.lim);
+  op->E = block_units(
+      rng, p, v, mult, unit_data_bytes(op->unit),
+      ths({"ALLGATHER_DIRECT_BYTES", "ALLGATHER_SHORT_BYTES", "ALLGATHERV_SHORT_BYTES"}), g.lim);
 #ifndef OPEN_MPI
   // MPICH 4.0.2's ring (I)Allgatherv, which it runs from 80 KiB in all, cuts blocks into
   // chunks of 32 KiB over the local receive type's extent: receive types of different extents
@@ -971,8 +984,7 @@ OpP gen_allgather(Rng& rng, int p, const Limits& lim, bool v) {
 
 OpP gen_alltoall(Rng& rng, int p, const Limits& lim, int variant) {
   auto op = std::make_shared<AlltoallOp>();
-  common(*op, rng, variant == 0 ? "Alltoall" : variant == 1 ? "Alltoallv" : "Alltoallw", p,
-         false);
+  common(*op, rng, variant == 0 ? "Alltoall" : variant == 1 ? "Alltoallv" : "Alltoallw", p, false);
   op->variant = variant;
   op->unit = coll_unit(rng, p);
   op->inplace = rng.chance(25);
@@ -999,8 +1011,10 @@ OpP gen_alltoall(Rng& rng, int p, const Limits& lim, int variant) {
       for (int j = 0; j < p; ++j) {
         int r = (int)rng.range(0, 9);
         long e = base;
-        if (r < 2) e = 0;
-        else if (r < 5) e = mult * rng.range(0, 4);
+        if (r < 2)
+          e = 0;
+        else if (r < 5)
+          e = mult * rng.range(0, 4);
         op->E[i * p + j] = e;
       }
     if (op->inplace)  // the same amount both ways between every pair
@@ -1088,11 +1102,14 @@ OpP gen_reduce(Rng& rng, int p, const Limits& lim, RedKind kind) {
   std::vector<long> thr;
   long div = 1;
   switch (kind) {
-    case REDUCE: thr = ths({"REDUCE_SHORT_BYTES", "REDUCE_RING_BYTES"}); break;
+    case REDUCE:
+      thr = ths({"REDUCE_SHORT_BYTES", "REDUCE_RING_BYTES"});
+      break;
     case ALLREDUCE:
       thr = ths({"ALLREDUCE_DIRECT_BYTES", "ALLREDUCE_SHORT_BYTES", "ALLREDUCE_RING_BYTES"});
       break;
-    case SCAN: case EXSCAN:
+    case SCAN:
+    case EXSCAN:
       thr = ths({"SCAN_CHAIN_BYTES", "SCAN_SEGMENT_BYTES"});
       break;
     default:
@@ -1127,8 +1144,7 @@ OpP gen_reduce(Rng& rng, int p, const Limits& lim, RedKind kind) {
   // MPICH 4.0.2's MPI_Reduce (its reduce-scatter-gather algorithm: a commutative operation on
   // more than 2048 bytes) dereferences MPI_IN_PLACE at a root other than 0 and crashes.
   const bool commutative_op = op->op >= 0 || op->op == -1;
-  if (kind == REDUCE && !op->nb && op->root != 0 && commutative_op &&
-      op->count * elem_bytes > 2048)
+  if (kind == REDUCE && !op->nb && op->root != 0 && commutative_op && op->count * elem_bytes > 2048)
     op->inplace = op->bottom = false;
 #endif
   op->nonroot_recv = rng.chance(30);
@@ -1151,22 +1167,38 @@ OpP gen_collective(Rng& rng, int p, const Limits& given) {
       common(*op, rng, "Barrier", p, false);
       return op;
     }
-    case 1: return gen_bcast(rng, p, lim);
-    case 2: return gen_rooted(rng, p, lim, false, false);
-    case 3: return gen_rooted(rng, p, lim, false, true);
-    case 4: return gen_rooted(rng, p, lim, true, false);
-    case 5: return gen_rooted(rng, p, lim, true, true);
-    case 6: return gen_allgather(rng, p, lim, false);
-    case 7: return gen_allgather(rng, p, lim, true);
-    case 8: return gen_alltoall(rng, p, lim, 0);
-    case 9: return gen_alltoall(rng, p, lim, 1);
-    case 10: return gen_alltoall(rng, p, lim, 2);
-    case 11: return gen_reduce(rng, p, lim, REDUCE);
-    case 12: return gen_reduce(rng, p, lim, ALLREDUCE);
-    case 13: return gen_reduce(rng, p, lim, SCAN);
-    case 14: return gen_reduce(rng, p, lim, EXSCAN);
-    case 15: return gen_reduce(rng, p, lim, REDUCE_SCATTER);
-    default: return gen_reduce(rng, p, lim, REDUCE_SCATTER_BLOCK);
+    case 1:
+      return gen_bcast(rng, p, lim);
+    case 2:
+      return gen_rooted(rng, p, lim, false, false);
+    case 3:
+      return gen_rooted(rng, p, lim, false, true);
+    case 4:
+      return gen_rooted(rng, p, lim, true, false);
+    case 5:
+      return gen_rooted(rng, p, lim, true, true);
+    case 6:
+      return gen_allgather(rng, p, lim, false);
+    case 7:
+      return gen_allgather(rng, p, lim, true);
+    case 8:
+      return gen_alltoall(rng, p, lim, 0);
+    case 9:
+      return gen_alltoall(rng, p, lim, 1);
+    case 10:
+      return gen_alltoall(rng, p, lim, 2);
+    case 11:
+      return gen_reduce(rng, p, lim, REDUCE);
+    case 12:
+      return gen_reduce(rng, p, lim, ALLREDUCE);
+    case 13:
+      return gen_reduce(rng, p, lim, SCAN);
+    case 14:
+      return gen_reduce(rng, p, lim, EXSCAN);
+    case 15:
+      return gen_reduce(rng, p, lim, REDUCE_SCATTER);
+    default:
+      return gen_reduce(rng, p, lim, REDUCE_SCATTER_BLOCK);
   }
 }
 

@@ -25,10 +25,14 @@ struct Rng {
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     return z ^ (z >> 31);
   }
-  long range(long lo, long hi) { return lo + (long)(next() % (uint64_t)(hi - lo + 1)); }  // [lo, hi]
+  long range(long lo, long hi) {
+    return lo + (long)(next() % (uint64_t)(hi - lo + 1));
+  }  // [lo, hi]
   bool chance(int percent) { return (int)(next() % 100) < percent; }
   template <class T>
-  const T& pick(const std::vector<T>& v) { return v[next() % v.size()]; }
+  const T& pick(const std::vector<T>& v) {
+    return v[next() % v.size()];
+  }
   template <class T>
   void shuffle(std::vector<T>& v) {
     for (size_t i = v.size(); i > 1; --i) std::swap(v[i - 1], v[next() % i]);
@@ -37,8 +41,21 @@ struct Rng {
 uint64_t mix(uint64_t a, uint64_t b);
 
 // ---------------------------------------------------------------- basic elements
-enum Prim : uint8_t { P_INT8, P_UINT8, P_INT16, P_UINT16, P_INT32, P_UINT32, P_INT64, P_UINT64,
-                      P_FLOAT, P_DOUBLE, P_BYTE, P_CHAR, P_BOOL };
+enum Prim : uint8_t {
+  P_INT8,
+  P_UINT8,
+  P_INT16,
+  P_UINT16,
+  P_INT32,
+  P_UINT32,
+  P_INT64,
+  P_UINT64,
+  P_FLOAT,
+  P_DOUBLE,
+  P_BYTE,
+  P_CHAR,
+  P_BOOL
+};
 MPI_Datatype prim_type(Prim p);
 int prim_size(Prim p);
 
@@ -49,8 +66,19 @@ struct Piece {
 };
 
 // Signature units: the element every datatype of a data-moving case is made of.
-enum Unit { U_INT, U_DOUBLE, U_SHORT, U_BYTE, U_CHAR, U_LONG_LONG, U_MIX, U_DOUBLE_INT, U_2INT,
-            U_SHORT_INT, U_COUNT };
+enum Unit {
+  U_INT,
+  U_DOUBLE,
+  U_SHORT,
+  U_BYTE,
+  U_CHAR,
+  U_LONG_LONG,
+  U_MIX,
+  U_DOUBLE_INT,
+  U_2INT,
+  U_SHORT_INT,
+  U_COUNT
+};
 const char* unit_name(int u);
 int unit_data_bytes(int u);  // bytes of data (MPI_Type_size) of one unit
 void init_units();           // after MPI_Init: the struct unit U_MIX
@@ -62,16 +90,28 @@ void free_units();
 struct Layout;
 using LayoutP = std::shared_ptr<const Layout>;
 struct Layout {
-  enum Kind { BASE, BASE_ALT, CONTIG, VECTOR, HVECTOR, INDEXED, HINDEXED, INDEXED_BLOCK, STRUCT,
-              RESIZED, DUP, SUBARRAY } kind = BASE;
+  enum Kind {
+    BASE,
+    BASE_ALT,
+    CONTIG,
+    VECTOR,
+    HVECTOR,
+    INDEXED,
+    HINDEXED,
+    INDEXED_BLOCK,
+    STRUCT,
+    RESIZED,
+    DUP,
+    SUBARRAY
+  } kind = BASE;
   int unit = U_INT;
-  int n = 0, blen = 0, gap = 0;  // count, block length, gap (child extents or 16-byte steps)
-  bool negative = false;         // VECTOR: negative stride; SUBARRAY: Fortran order
+  int n = 0, blen = 0, gap = 0;         // count, block length, gap (child extents or 16-byte steps)
+  bool negative = false;                // VECTOR: negative stride; SUBARRAY: Fortran order
   std::vector<int> blens, gaps, order;  // INDEXED/HINDEXED/STRUCT blocks, placement order
-  std::vector<int> dims;         // SUBARRAY: sizes[2], subsizes[2], starts[2]
-  int lb_shift = 0, ext_add = 0; // RESIZED: 8-byte steps before the child's lb / after its ub
+  std::vector<int> dims;                // SUBARRAY: sizes[2], subsizes[2], starts[2]
+  int lb_shift = 0, ext_add = 0;  // RESIZED: 8-byte steps before the child's lb / after its ub
   std::vector<LayoutP> kids;
-  long units = 1;                // signature units per element
+  long units = 1;  // signature units per element
   std::string describe() const;
 };
 // A layout of exactly k units of unit u (k of 1, 2, 3, 4, 6, 8, 12), nesting at most depth.
@@ -82,9 +122,9 @@ long gen_units_per_element(Rng& rng);
 // A datatype on one rank with the type map of one element.
 struct TypeInfo {
   MPI_Datatype type = MPI_DATATYPE_NULL;
-  bool owned = false;            // committed here; free() frees it
+  bool owned = false;  // committed here; free() frees it
   MPI_Aint lb = 0, extent = 0, true_lb = 0, true_extent = 0;
-  std::vector<Piece> pieces;     // one element's type map, in type-map order
+  std::vector<Piece> pieces;  // one element's type map, in type-map order
   long units = 1;
   std::string name;
   void free();
@@ -126,8 +166,8 @@ std::vector<unsigned char> typemap_mask(const Buf& b);
 struct Item {
   std::string name;
   std::vector<unsigned char> bytes;
-  std::vector<unsigned char> care;            // empty: every byte counts; else 1 = compared
-  std::shared_ptr<Buf> buf;                   // for locating a differing byte
+  std::vector<unsigned char> care;  // empty: every byte counts; else 1 = compared
+  std::shared_ptr<Buf> buf;         // for locating a differing byte
 };
 struct Outcome {
   std::vector<Item> items;
@@ -169,7 +209,7 @@ struct Case {
 };
 
 struct Limits {
-  long max_bytes = 1 << 20;   // largest buffer of one argument
+  long max_bytes = 1 << 20;  // largest buffer of one argument
   bool p2p = true, coll = true;
 };
 

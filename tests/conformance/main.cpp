@@ -99,11 +99,10 @@ void complete(std::vector<MPI_Request>& reqs, int method, std::vector<int>& erro
 
 std::string Case::describe() const {
   std::string s;
-  for (size_t i = 0; i < ops.size(); ++i)
-    s += fmt("  op %zu: %s\n", i, ops[i]->describe().c_str());
-  static const char* methods[] = {"MPI_Waitall", "MPI_Wait in order", "MPI_Wait in reverse",
-                                  "MPI_Testall", "MPI_Waitany", "MPI_Testany", "MPI_Waitsome",
-                                  "MPI_Testsome"};
+  for (size_t i = 0; i < ops.size(); ++i) s += fmt("  op %zu: %s\n", i, ops[i]->describe().c_str());
+  static const char* methods[] = {"MPI_Waitall",  "MPI_Wait in order", "MPI_Wait in reverse",
+                                  "MPI_Testall",  "MPI_Waitany",       "MPI_Testany",
+                                  "MPI_Waitsome", "MPI_Testsome"};
   s += fmt("  nonblocking collectives completed by %s", methods[completion]);
   return s;
 }
@@ -118,7 +117,7 @@ struct CommPair {
   std::string name;
   std::vector<int> members;  // world ranks in communicator order
   MPI_Comm native = MPI_COMM_NULL, lib = MPI_COMM_NULL;
-  int rank = -1;             // this process's rank in it, -1 outside
+  int rank = -1;  // this process's rank in it, -1 outside
 };
 
 void check(int rc, const char* what) {
@@ -294,7 +293,8 @@ int main(int argc, char** argv) {
   std::string only = str_arg_or_env(argc, argv, "--only", "CONFORMANCE_ONLY");
   if (only == "coll") lim.p2p = false;
   if (only == "p2p") lim.coll = false;
-  const bool scaled = str_arg_or_env(argc, argv, "--thresholds", "CONFORMANCE_THRESHOLDS") == "scaled";
+  const bool scaled =
+      str_arg_or_env(argc, argv, "--thresholds", "CONFORMANCE_THRESHOLDS") == "scaled";
   const bool verbose = flag_arg(argc, argv, "--verbose");
   const bool keep_going = flag_arg(argc, argv, "--keep-going");
   // The library reads its thresholds at their first use: set them before anything runs.
@@ -322,10 +322,11 @@ int main(int argc, char** argv) {
            (unsigned long long)seed, (unsigned long long)seed);
   double t0 = MPI_Wtime();
   if (wr == 0) {
-    printf("conformance: seed %llu, cases %ld..%ld, %d ranks, max %ld bytes per buffer, %s "
-           "thresholds; communicators:",
-           (unsigned long long)seed, first, first + cases - 1, P, lim.max_bytes,
-           scaled ? "scaled" : "default");
+    printf(
+        "conformance: seed %llu, cases %ld..%ld, %d ranks, max %ld bytes per buffer, %s "
+        "thresholds; communicators:",
+        (unsigned long long)seed, first, first + cases - 1, P, lim.max_bytes,
+        scaled ? "scaled" : "default");
     for (auto& c : comms) printf(" [%s]", c.name.c_str());
     printf("\n");
     fflush(stdout);
@@ -344,7 +345,8 @@ int main(int argc, char** argv) {
     CommPair& cp = comms[cs.comm_index];
     if (verbose && wr == 0)
       printf("case %ld on %s%s:\n%s\n", k, cp.name.c_str(), k % 2 ? " (a dup made for it)" : "",
-             cs.describe().c_str()), fflush(stdout);
+             cs.describe().c_str()),
+          fflush(stdout);
     std::string diff;
     if (cp.rank >= 0) {
       uint64_t cseed = mix(seed ^ 0x5eedull, (uint64_t)k);
@@ -365,18 +367,19 @@ int main(int argc, char** argv) {
       // Where the time of a run goes: cases slower than CONFORMANCE_SLOW seconds.
       if (slow > 0 && cp.rank == 0 && t3 - t1 > slow)
         printf("conformance: case %ld took %.2f s natively, %.2f s on the library:\n%s\n", k,
-               t2 - t1, t3 - t2, cs.describe().c_str()), fflush(stdout);
+               t2 - t1, t3 - t2, cs.describe().c_str()),
+            fflush(stdout);
     }
     int bad = diff.empty() ? INT_MAX : wr, lowest;
     MPI_Allreduce(&bad, &lowest, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     if (lowest != INT_MAX) {
       ++mismatches;
       if (wr == lowest)
-        printf("conformance: MISMATCH seed %llu case %ld on %s%s (%zu ranks, this process is rank "
-               "%d there, world rank %d):\n%s\n",
-               (unsigned long long)seed, k, cp.name.c_str(), k % 2 ? " (a dup made for it)" : "",
-               cp.members.size(), cp.rank, wr,
-               cs.describe().c_str());
+        printf(
+            "conformance: MISMATCH seed %llu case %ld on %s%s (%zu ranks, this process is rank "
+            "%d there, world rank %d):\n%s\n",
+            (unsigned long long)seed, k, cp.name.c_str(), k % 2 ? " (a dup made for it)" : "",
+            cp.members.size(), cp.rank, wr, cs.describe().c_str());
       fflush(stdout);
       MPI_Barrier(MPI_COMM_WORLD);
       if (!diff.empty())
@@ -385,9 +388,10 @@ int main(int argc, char** argv) {
       fflush(stdout);
       MPI_Barrier(MPI_COMM_WORLD);
       if (wr == lowest)
-        printf("conformance: rerun this case alone with --seed %llu --first %ld --cases 1 "
-               "--verbose%s\n",
-               (unsigned long long)seed, k, scaled ? " --thresholds scaled" : "");
+        printf(
+            "conformance: rerun this case alone with --seed %llu --first %ld --cases 1 "
+            "--verbose%s\n",
+            (unsigned long long)seed, k, scaled ? " --thresholds scaled" : "");
       fflush(stdout);
       if (!keep_going) break;
     }
@@ -407,9 +411,10 @@ int main(int argc, char** argv) {
   MPI_Reduce(&ran, &total_ran, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
   if (wr == 0) {
     if (mismatches == 0)
-      printf("conformance: %ld cases (%d collective and %d point-to-point operations) identical "
-             "on native and library communicators in %.1f s\n",
-             cases, kinds[0], kinds[1], t);
+      printf(
+          "conformance: %ld cases (%d collective and %d point-to-point operations) identical "
+          "on native and library communicators in %.1f s\n",
+          cases, kinds[0], kinds[1], t);
     else
       printf("conformance: %ld mismatching case%s\n", mismatches, mismatches > 1 ? "s" : "");
   }

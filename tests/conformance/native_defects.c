@@ -1,10 +1,10 @@
 /* The MPI defects that the conformance generator leaves out (docs/conformance.md), each
  * reproduced on MPI's own communicators alone, without librangecomm: plain MPI, built with mpicc.
  *
- *   native_defects NAME [N]  runs one check (N: another size than the default); it prints "NAME: defect: ..." and exits with 1 when
- *                         the MPI underneath shows the defect, "NAME: as the standard says" and
- *                         0 when it does not. A hang is a defect too: run it under timeout(1).
- *   native_defects        lists the checks and the rank counts they need.
+ *   native_defects NAME [N]  runs one check (N: another size than the default); it prints "NAME:
+ * defect: ..." and exits with 1 when the MPI underneath shows the defect, "NAME: as the standard
+ * says" and 0 when it does not. A hang is a defect too: run it under timeout(1). native_defects
+ * lists the checks and the rank counts they need.
  *
  * Every check computes the standard's answer itself (or takes it from the same MPI's blocking
  * call, MPI_Pack/MPI_Unpack) and compares. */
@@ -187,7 +187,10 @@ static int reduce_lb(const char *name, int count, int ints, int to_root) {
 /* n elements of (short, int) sent as a struct type {short at 0, int at 4} and received as
  * MPI_SHORT_INT, rank 0 to rank 1 (or to itself on one process): the same type signature. */
 static int short_int(const char *name, int n) {
-  struct si { short s; int i; };
+  struct si {
+    short s;
+    int i;
+  };
   MPI_Datatype st;
   int blens[2] = {1, 1};
   MPI_Aint disps[2] = {0, 4};
@@ -401,8 +404,7 @@ static int allgatherv_extents(const char *name, int units) {
         int want = k < 2 ? j * 1000000 + 2 * u + k : -1; /* the gap stays as it was */
         if (got != want) {
           defect = 1;
-          snprintf(what, sizeof what, "block %d pair %d int %d is %d, want %d", j, u, k, got,
-                   want);
+          snprintf(what, sizeof what, "block %d pair %d int %d is %d, want %d", j, u, k, got, want);
         }
       }
   MPI_Type_free(&spaced);
@@ -452,8 +454,10 @@ static int idup_overlap(const char *name, int rounds) {
   for (int t = 0; t < kIdupThreads; ++t) pthread_join(threads[t], NULL);
   for (int t = 0; t < kIdupThreads; ++t) {
     if (idup_bad[t] && !defect)
-      snprintf(what, sizeof what, "%d of %d all-reductions beside an idup were wrong (thread %d: "
-               "%d, want %d)", idup_bad[t], rounds, t, idup_sum[t], size);
+      snprintf(what, sizeof what,
+               "%d of %d all-reductions beside an idup were wrong (thread %d: "
+               "%d, want %d)",
+               idup_bad[t], rounds, t, idup_sum[t], size);
     defect |= idup_bad[t] != 0;
     MPI_Comm_free(&idup_parent[t]);
   }
@@ -491,21 +495,30 @@ int main(int argc, char **argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   int defect = 0, n = argc > 2 ? atoi(argv[2]) : 0; /* another size */
-  if (strcmp(name, "trunc-self") == 0) defect = truncated(name, n ? n : 255, rank, rank);
-  else if (strcmp(name, "trunc-eager") == 0) defect = truncated(name, n ? n : 1024, 0, size - 1);
+  if (strcmp(name, "trunc-self") == 0)
+    defect = truncated(name, n ? n : 255, rank, rank);
+  else if (strcmp(name, "trunc-eager") == 0)
+    defect = truncated(name, n ? n : 1024, 0, size - 1);
   else if (strcmp(name, "trunc-rendezvous") == 0)
     defect = truncated(name, n ? n : 20000, 0, size - 1);
-  else if (strcmp(name, "allgatherv-mixed") == 0) defect = allgatherv_mixed(name, n ? n : 16384);
-  else if (strcmp(name, "alltoallw-self") == 0) defect = alltoallw_self(name);
-  else if (strcmp(name, "allreduce-lb") == 0) defect = reduce_lb(name, n ? n : 65536, argc > 3 ? atoi(argv[3]) : 1, 0);
+  else if (strcmp(name, "allgatherv-mixed") == 0)
+    defect = allgatherv_mixed(name, n ? n : 16384);
+  else if (strcmp(name, "alltoallw-self") == 0)
+    defect = alltoallw_self(name);
+  else if (strcmp(name, "allreduce-lb") == 0)
+    defect = reduce_lb(name, n ? n : 65536, argc > 3 ? atoi(argv[3]) : 1, 0);
   else if (strcmp(name, "ireduce-lb") == 0)
     defect = reduce_lb(name, n ? n : 82, argc > 3 ? atoi(argv[3]) : 3, 1);
-  else if (strcmp(name, "short-int") == 0) defect = short_int(name, n ? n : 4096);
-  else if (strcmp(name, "allgatherv-self") == 0) defect = allgatherv_self(name);
-  else if (strcmp(name, "reduce-scatter-gapped") == 0) defect = reduce_scatter_gapped(name, n ? n : 64);
+  else if (strcmp(name, "short-int") == 0)
+    defect = short_int(name, n ? n : 4096);
+  else if (strcmp(name, "allgatherv-self") == 0)
+    defect = allgatherv_self(name);
+  else if (strcmp(name, "reduce-scatter-gapped") == 0)
+    defect = reduce_scatter_gapped(name, n ? n : 64);
   else if (strcmp(name, "allgatherv-2int") == 0)
     defect = allgatherv_2int(name, n ? n : 5560, argc > 3 ? atoi(argv[3]) : 1);
-  else if (strcmp(name, "bcast-mixed") == 0) defect = bcast_mixed(name, n ? n : 262144);
+  else if (strcmp(name, "bcast-mixed") == 0)
+    defect = bcast_mixed(name, n ? n : 262144);
   else if (strcmp(name, "allgatherv-extents") == 0)
     defect = allgatherv_extents(name, n ? n : 5560);
   else if (strcmp(name, "idup-overlap") == 0)

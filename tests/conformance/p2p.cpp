@@ -17,17 +17,38 @@ void complete(std::vector<MPI_Request>& reqs, int method, std::vector<int>& erro
 
 namespace {
 
-enum SendMode { SEND, SSEND, BSEND, ISEND, ISSEND, IBSEND, SEND_INIT, SSEND_INIT, BSEND_INIT,
-                NUM_SEND_MODES };
-const char* kSendNames[] = {"Send", "Ssend", "Bsend", "Isend", "Issend", "Ibsend", "Send_init",
-                            "Ssend_init", "Bsend_init"};
+enum SendMode {
+  SEND,
+  SSEND,
+  BSEND,
+  ISEND,
+  ISSEND,
+  IBSEND,
+  SEND_INIT,
+  SSEND_INIT,
+  BSEND_INIT,
+  NUM_SEND_MODES
+};
+const char* kSendNames[] = {"Send",   "Ssend",     "Bsend",      "Isend",     "Issend",
+                            "Ibsend", "Send_init", "Ssend_init", "Bsend_init"};
 bool send_blocks(int m) { return m <= BSEND; }
 bool send_buffered(int m) { return m == BSEND || m == IBSEND || m == BSEND_INIT; }
 
-enum RecvMode { RECV, IRECV, RECV_INIT, PROBE_RECV, IPROBE_RECV, MPROBE_MRECV, IMPROBE_MRECV,
-                IMPROBE_IMRECV, MPROBE_IMRECV, NUM_RECV_MODES };
-const char* kRecvNames[] = {"Recv", "Irecv", "Recv_init", "Probe+Recv", "Iprobe+Recv",
-                            "Mprobe+Mrecv", "Improbe+Mrecv", "Improbe+Imrecv", "Mprobe+Imrecv"};
+enum RecvMode {
+  RECV,
+  IRECV,
+  RECV_INIT,
+  PROBE_RECV,
+  IPROBE_RECV,
+  MPROBE_MRECV,
+  IMPROBE_MRECV,
+  IMPROBE_IMRECV,
+  MPROBE_IMRECV,
+  NUM_RECV_MODES
+};
+const char* kRecvNames[] = {"Recv",          "Irecv",          "Recv_init",
+                            "Probe+Recv",    "Iprobe+Recv",    "Mprobe+Mrecv",
+                            "Improbe+Mrecv", "Improbe+Imrecv", "Mprobe+Imrecv"};
 
 // What one entry of the list is.
 enum Kind { MESSAGE, NULL_SEND, NULL_RECV, PROBE_NONE, CANCEL_RECV };
@@ -40,16 +61,16 @@ struct Msg {
   Kind kind = MESSAGE;
   int src = 0, dst = 0, tag = 0;
   int unit = U_INT;
-  long E = 0;             // units sent
+  long E = 0;  // units sent
   LayoutP slay, rlay;
-  long rcap = 0;          // receive count (elements of rlay)
+  long rcap = 0;  // receive count (elements of rlay)
   int smode = ISEND, rmode = RECV;
   bool any_src = false, any_tag = false, sbottom = false, rbottom = false, trunc = false;
   std::string describe(int i) const {
     switch (kind) {
       case NULL_SEND:
-        return fmt("%d: rank %d %s to MPI_PROC_NULL tag %d, %ld %s", i, src, kSendNames[smode],
-                   tag, E, unit_name(unit));
+        return fmt("%d: rank %d %s to MPI_PROC_NULL tag %d, %ld %s", i, src, kSendNames[smode], tag,
+                   E, unit_name(unit));
       case NULL_RECV:
         return fmt("%d: rank %d %s from MPI_PROC_NULL, capacity %ld x %s", i, dst,
                    kRecvNames[rmode], rcap, rlay->describe().c_str());
@@ -62,12 +83,11 @@ struct Msg {
       default:
         break;
     }
-    return fmt("%d: %d -> %d tag %d%s%s: %ld units of %s, %s %s%s -> %s%s count %ld x %s%s", i,
-               src, dst, tag, any_src ? " (recv ANY_SOURCE)" : "",
-               any_tag ? " (recv ANY_TAG)" : "", E, unit_name(unit), kSendNames[smode],
-               slay->describe().c_str(), sbottom ? " at MPI_BOTTOM" : "", kRecvNames[rmode],
-               rbottom ? " at MPI_BOTTOM" : "", rcap, rlay->describe().c_str(),
-               trunc ? " (truncated)" : "");
+    return fmt("%d: %d -> %d tag %d%s%s: %ld units of %s, %s %s%s -> %s%s count %ld x %s%s", i, src,
+               dst, tag, any_src ? " (recv ANY_SOURCE)" : "", any_tag ? " (recv ANY_TAG)" : "", E,
+               unit_name(unit), kSendNames[smode], slay->describe().c_str(),
+               sbottom ? " at MPI_BOTTOM" : "", kRecvNames[rmode], rbottom ? " at MPI_BOTTOM" : "",
+               rcap, rlay->describe().c_str(), trunc ? " (truncated)" : "");
   }
 };
 
@@ -133,8 +153,8 @@ struct MessagesOp : Op {
       if ((m.kind == MESSAGE || m.kind == NULL_SEND) && m.src == r) {
         TypeP st = mk(m.slay);
         long count = m.E / st->units;
-        rec.bufs.push_back({"sendbuf", make_buf({{st, count, 0, "message"}},
-                                                 mix(ctx.seed, ++nbuf))});
+        rec.bufs.push_back(
+            {"sendbuf", make_buf({{st, count, 0, "message"}}, mix(ctx.seed, ++nbuf))});
         Buf& b = rec.bufs.back().second;
         void* ptr = b.origin();
         MPI_Datatype type = st->type;
@@ -146,15 +166,33 @@ struct MessagesOp : Op {
         int n = (int)count, rc = MPI_SUCCESS;
         MPI_Request q = MPI_REQUEST_NULL;
         switch (m.smode) {
-          case SEND: rc = MPI_Send(ptr, n, type, dest, m.tag, c); break;
-          case SSEND: rc = MPI_Ssend(ptr, n, type, dest, m.tag, c); break;
-          case BSEND: rc = MPI_Bsend(ptr, n, type, dest, m.tag, c); break;
-          case ISEND: rc = MPI_Isend(ptr, n, type, dest, m.tag, c, &q); break;
-          case ISSEND: rc = MPI_Issend(ptr, n, type, dest, m.tag, c, &q); break;
-          case IBSEND: rc = MPI_Ibsend(ptr, n, type, dest, m.tag, c, &q); break;
-          case SEND_INIT: rc = MPI_Send_init(ptr, n, type, dest, m.tag, c, &q); break;
-          case SSEND_INIT: rc = MPI_Ssend_init(ptr, n, type, dest, m.tag, c, &q); break;
-          case BSEND_INIT: rc = MPI_Bsend_init(ptr, n, type, dest, m.tag, c, &q); break;
+          case SEND:
+            rc = MPI_Send(ptr, n, type, dest, m.tag, c);
+            break;
+          case SSEND:
+            rc = MPI_Ssend(ptr, n, type, dest, m.tag, c);
+            break;
+          case BSEND:
+            rc = MPI_Bsend(ptr, n, type, dest, m.tag, c);
+            break;
+          case ISEND:
+            rc = MPI_Isend(ptr, n, type, dest, m.tag, c, &q);
+            break;
+          case ISSEND:
+            rc = MPI_Issend(ptr, n, type, dest, m.tag, c, &q);
+            break;
+          case IBSEND:
+            rc = MPI_Ibsend(ptr, n, type, dest, m.tag, c, &q);
+            break;
+          case SEND_INIT:
+            rc = MPI_Send_init(ptr, n, type, dest, m.tag, c, &q);
+            break;
+          case SSEND_INIT:
+            rc = MPI_Ssend_init(ptr, n, type, dest, m.tag, c, &q);
+            break;
+          case BSEND_INIT:
+            rc = MPI_Bsend_init(ptr, n, type, dest, m.tag, c, &q);
+            break;
         }
         if (m.smode >= SEND_INIT && rc == MPI_SUCCESS) {
           persistent.push_back((int)reqs.size());
@@ -176,7 +214,8 @@ struct MessagesOp : Op {
           rc = MPI_Improbe(src, kNeverTag, c, &flag, &msg, &st);
           rec.ints.push_back({"Improbe: message is MPI_MESSAGE_NULL", {msg == MPI_MESSAGE_NULL}});
         }
-        rec.ints.push_back({"probe for a tag never sent: error class, flag", {err_class(rc), flag}});
+        rec.ints.push_back(
+            {"probe for a tag never sent: error class, flag", {err_class(rc), flag}});
         continue;
       }
       if (m.kind == CANCEL_RECV) {
@@ -192,8 +231,8 @@ struct MessagesOp : Op {
         continue;
       }
       TypeP rt = mk(m.rlay);
-      rec.bufs.push_back({"recvbuf", make_buf({{rt, m.rcap, 0, "receive buffer"}},
-                                               mix(ctx.seed, ++nbuf))});
+      rec.bufs.push_back(
+          {"recvbuf", make_buf({{rt, m.rcap, 0, "receive buffer"}}, mix(ctx.seed, ++nbuf))});
       Buf& b = rec.bufs.back().second;
       if (m.trunc) {  // what a truncated receive leaves in its buffer is not defined
         rec.care = typemap_mask(b);
@@ -259,8 +298,8 @@ struct MessagesOp : Op {
             while (prc == MPI_SUCCESS && !flag);
           }
           probe_status("matched probe", prc, ps);
-          rec.ints.push_back({"matched probe: message is MPI_MESSAGE_NO_PROC",
-                              {msg == MPI_MESSAGE_NO_PROC}});
+          rec.ints.push_back(
+              {"matched probe: message is MPI_MESSAGE_NO_PROC", {msg == MPI_MESSAGE_NO_PROC}});
           if (m.rmode == IMPROBE_IMRECV || m.rmode == MPROBE_IMRECV)
             rc = MPI_Imrecv(ptr, n, type, &msg, &q);
           else
@@ -295,10 +334,9 @@ struct MessagesOp : Op {
         rec.ints.push_back({"cancelled", {cancelled}});
       } else {
         rec.ints.push_back({std::string("receive status ") + kStatusNames,
-                            rec.null_src ? null_fields(status_fields(statuses[rec.req],
-                                                                     rec.rtype), ctx)
-                                         : status_fields(statuses[rec.req], rec.rtype,
-                                                         rec.trunc)});
+                            rec.null_src
+                                ? null_fields(status_fields(statuses[rec.req], rec.rtype), ctx)
+                                : status_fields(statuses[rec.req], rec.rtype, rec.trunc)});
       }
     }
     // completed sends: error classes (their statuses carry nothing defined)
@@ -340,21 +378,19 @@ struct PairOp : Op {
   int p = 0, variant = 0;  // 0 Sendrecv, 1 Sendrecv_replace, 2 Rsend, 3 Irsend, 4 Rsend_init
   int unit = U_INT;
   std::vector<int> to, from, stag, rtag_any, rsrc_any;
-  std::vector<long> E;     // units each rank sends
+  std::vector<long> E;  // units each rank sends
   std::vector<LayoutP> slay, rlay;
-  std::vector<long> rcap;  // receive count (elements of rlay); replace: the one count
+  std::vector<long> rcap;              // receive count (elements of rlay); replace: the one count
   std::vector<bool> sbottom, rbottom;  // absolute-address types at MPI_BOTTOM
   std::string describe() const override {
-    static const char* names[] = {"Sendrecv", "Sendrecv_replace", "Rsend", "Irsend",
-                                  "Rsend_init"};
-    std::string s = fmt("MPI_%s over a permutation, units of %s", names[variant],
-                        unit_name(unit));
+    static const char* names[] = {"Sendrecv", "Sendrecv_replace", "Rsend", "Irsend", "Rsend_init"};
+    std::string s = fmt("MPI_%s over a permutation, units of %s", names[variant], unit_name(unit));
     for (int r = 0; r < p; ++r)
-      s += fmt("\n    rank %d: to %d tag %d, %ld units as %s%s; from %d%s%s, count %ld x %s%s", r,
-               to[r], stag[r], E[r], slay[r]->describe().c_str(),
-               sbottom[r] ? " at MPI_BOTTOM" : "", from[r], rsrc_any[r] ? " (ANY_SOURCE)" : "",
-               rtag_any[r] ? " (ANY_TAG)" : "", rcap[r], rlay[r]->describe().c_str(),
-               rbottom[r] ? " at MPI_BOTTOM" : "");
+      s +=
+          fmt("\n    rank %d: to %d tag %d, %ld units as %s%s; from %d%s%s, count %ld x %s%s", r,
+              to[r], stag[r], E[r], slay[r]->describe().c_str(), sbottom[r] ? " at MPI_BOTTOM" : "",
+              from[r], rsrc_any[r] ? " (ANY_SOURCE)" : "", rtag_any[r] ? " (ANY_TAG)" : "", rcap[r],
+              rlay[r]->describe().c_str(), rbottom[r] ? " at MPI_BOTTOM" : "");
     return s;
   }
   void start(Ctx& ctx, Outcome& out, std::vector<MPI_Request>&) override {
@@ -437,11 +473,11 @@ const std::vector<long> kP2pSizes = {256, 4096, 12288, 32768, 65536, 131072};
 
 int p2p_unit(Rng& rng) {
 #ifdef OPEN_MPI
-  static const std::vector<int> units = {U_INT, U_INT, U_DOUBLE, U_BYTE, U_SHORT, U_MIX,
-                                         U_DOUBLE_INT, U_2INT, U_LONG_LONG};
+  static const std::vector<int> units = {U_INT, U_INT,        U_DOUBLE, U_BYTE,     U_SHORT,
+                                         U_MIX, U_DOUBLE_INT, U_2INT,   U_LONG_LONG};
 #else  // see pick_unit
-  static const std::vector<int> units = {U_INT, U_INT, U_DOUBLE, U_BYTE, U_SHORT, U_2INT,
-                                         U_LONG_LONG};
+  static const std::vector<int> units = {U_INT,   U_INT,  U_DOUBLE,   U_BYTE,
+                                         U_SHORT, U_2INT, U_LONG_LONG};
 #endif
   return rng.pick(units);
 }
@@ -484,8 +520,8 @@ OpP gen_pair(Rng& rng, int p, const Limits& lim) {
   long base = pick_units(rng, unit_data_bytes(op->unit), 1, kP2pSizes, 4, lim);
   for (int r = 0; r < p; ++r) {
     long k = op->slay[r]->units;
-    long e = rng.chance(70) ? base
-                            : pick_units(rng, unit_data_bytes(op->unit), 1, kP2pSizes, 4, lim);
+    long e =
+        rng.chance(70) ? base : pick_units(rng, unit_data_bytes(op->unit), 1, kP2pSizes, 4, lim);
     op->E.push_back(e / k * k);
   }
   for (int r = 0; r < p; ++r) {
@@ -541,7 +577,8 @@ OpP gen_messages(Rng& rng, int p, const Limits& lim) {
       long bytes = m.E * unit_data_bytes(m.unit);
       if (bsend_bytes + bytes > kBsendBudget)
         m.smode -= 2;  // its standard-mode twin
-      else bsend_bytes += bytes;
+      else
+        bsend_bytes += bytes;
     }
     m.rcap = (m.E + kr - 1) / kr + rng.range(0, 2);
     m.any_tag = m.any_tag || (m.kind == MESSAGE && rng.chance(25));
@@ -560,8 +597,7 @@ OpP gen_messages(Rng& rng, int p, const Limits& lim) {
 #endif
     // (The draw comes first, so that leaving a case out changes no other case.)
     if (m.kind == MESSAGE && m.E > 0 && m.E * unit_data_bytes(m.unit) <= kTruncMax &&
-        rng.chance(5) && (m.rmode == RECV || m.rmode == IRECV) &&
-        (trunc_self || m.src != m.dst)) {
+        rng.chance(5) && (m.rmode == RECV || m.rmode == IRECV) && (trunc_self || m.src != m.dst)) {
       m.trunc = true;
       m.rcap = (m.E - 1) / kr;
     }

@@ -51,29 +51,53 @@ int err_class(int rc) {
 
 MPI_Datatype prim_type(Prim p) {
   switch (p) {
-    case P_INT8: return MPI_INT8_T;
-    case P_UINT8: return MPI_UINT8_T;
-    case P_INT16: return MPI_SHORT;
-    case P_UINT16: return MPI_UNSIGNED_SHORT;
-    case P_INT32: return MPI_INT;
-    case P_UINT32: return MPI_UNSIGNED;
-    case P_INT64: return MPI_LONG_LONG;
-    case P_UINT64: return MPI_UNSIGNED_LONG;
-    case P_FLOAT: return MPI_FLOAT;
-    case P_DOUBLE: return MPI_DOUBLE;
-    case P_BYTE: return MPI_BYTE;
-    case P_CHAR: return MPI_CHAR;
-    case P_BOOL: return MPI_C_BOOL;
+    case P_INT8:
+      return MPI_INT8_T;
+    case P_UINT8:
+      return MPI_UINT8_T;
+    case P_INT16:
+      return MPI_SHORT;
+    case P_UINT16:
+      return MPI_UNSIGNED_SHORT;
+    case P_INT32:
+      return MPI_INT;
+    case P_UINT32:
+      return MPI_UNSIGNED;
+    case P_INT64:
+      return MPI_LONG_LONG;
+    case P_UINT64:
+      return MPI_UNSIGNED_LONG;
+    case P_FLOAT:
+      return MPI_FLOAT;
+    case P_DOUBLE:
+      return MPI_DOUBLE;
+    case P_BYTE:
+      return MPI_BYTE;
+    case P_CHAR:
+      return MPI_CHAR;
+    case P_BOOL:
+      return MPI_C_BOOL;
   }
   return MPI_DATATYPE_NULL;
 }
 
 int prim_size(Prim p) {
   switch (p) {
-    case P_INT8: case P_UINT8: case P_BYTE: case P_CHAR: case P_BOOL: return 1;
-    case P_INT16: case P_UINT16: return 2;
-    case P_INT32: case P_UINT32: case P_FLOAT: return 4;
-    default: return 8;
+    case P_INT8:
+    case P_UINT8:
+    case P_BYTE:
+    case P_CHAR:
+    case P_BOOL:
+      return 1;
+    case P_INT16:
+    case P_UINT16:
+      return 2;
+    case P_INT32:
+    case P_UINT32:
+    case P_FLOAT:
+      return 4;
+    default:
+      return 8;
   }
 }
 
@@ -113,8 +137,8 @@ void init_units() {
 void free_units() { MPI_Type_free(&g_mix); }
 
 const char* unit_name(int u) {
-  static const char* names[U_COUNT] = {"int", "double", "short", "byte", "char", "long long",
-                                       "mix", "double_int", "2int", "short_int"};
+  static const char* names[U_COUNT] = {"int",       "double", "short",      "byte", "char",
+                                       "long long", "mix",    "double_int", "2int", "short_int"};
   return names[u];
 }
 
@@ -133,28 +157,38 @@ std::string Layout::describe() const {
     return s;
   };
   switch (kind) {
-    case BASE: return unit_name(unit);
-    case BASE_ALT: return std::string("reordered(") + unit_name(unit) + ")";
-    case CONTIG: return fmt("contig(%d,%s)", n, kid(0).c_str());
-    case VECTOR: return fmt("vector(%dx%d,stride %s%d,%s)", n, blen, negative ? "-" : "",
-                            blen + gap, kid(0).c_str());
-    case HVECTOR: return fmt("hvector(%dx%d,gap %dx16%s,%s)", n, blen, gap,
-                             negative ? ",negative" : "", kid(0).c_str());
-    case INDEXED: return fmt("indexed(blens %s,gaps %s,order %s,%s)", list(blens).c_str(),
-                             list(gaps).c_str(), list(order).c_str(), kid(0).c_str());
-    case HINDEXED: return fmt("hindexed(blens %s,gaps %sx16,order %s,%s)", list(blens).c_str(),
-                              list(gaps).c_str(), list(order).c_str(), kid(0).c_str());
-    case INDEXED_BLOCK: return fmt("indexed_block(%dx%d,gaps %s,order %s,%s)", n, blen,
-                                   list(gaps).c_str(), list(order).c_str(), kid(0).c_str());
+    case BASE:
+      return unit_name(unit);
+    case BASE_ALT:
+      return std::string("reordered(") + unit_name(unit) + ")";
+    case CONTIG:
+      return fmt("contig(%d,%s)", n, kid(0).c_str());
+    case VECTOR:
+      return fmt("vector(%dx%d,stride %s%d,%s)", n, blen, negative ? "-" : "", blen + gap,
+                 kid(0).c_str());
+    case HVECTOR:
+      return fmt("hvector(%dx%d,gap %dx16%s,%s)", n, blen, gap, negative ? ",negative" : "",
+                 kid(0).c_str());
+    case INDEXED:
+      return fmt("indexed(blens %s,gaps %s,order %s,%s)", list(blens).c_str(), list(gaps).c_str(),
+                 list(order).c_str(), kid(0).c_str());
+    case HINDEXED:
+      return fmt("hindexed(blens %s,gaps %sx16,order %s,%s)", list(blens).c_str(),
+                 list(gaps).c_str(), list(order).c_str(), kid(0).c_str());
+    case INDEXED_BLOCK:
+      return fmt("indexed_block(%dx%d,gaps %s,order %s,%s)", n, blen, list(gaps).c_str(),
+                 list(order).c_str(), kid(0).c_str());
     case STRUCT: {
       std::string s = "struct(";
       for (size_t i = 0; i < kids.size(); ++i)
         s += fmt("%s%dx%s", i ? "," : "", blens[i], kid(i).c_str());
       return s + fmt(";gaps %sx16,order %s)", list(gaps).c_str(), list(order).c_str());
     }
-    case RESIZED: return fmt("resized(lb-%d,ext+%d,%s)", 8 * lb_shift, 8 * (lb_shift + ext_add),
-                             kid(0).c_str());
-    case DUP: return fmt("dup(%s)", kid(0).c_str());
+    case RESIZED:
+      return fmt("resized(lb-%d,ext+%d,%s)", 8 * lb_shift, 8 * (lb_shift + ext_add),
+                 kid(0).c_str());
+    case DUP:
+      return fmt("dup(%s)", kid(0).c_str());
     case SUBARRAY:
       return fmt("subarray(%s,%dx%d of %dx%d at %d,%d,%s)", negative ? "fortran" : "c", dims[2],
                  dims[3], dims[0], dims[1], dims[4], dims[5], kid(0).c_str());
@@ -208,9 +242,9 @@ LayoutP gen_layout(Rng& rng, int unit, long k, int depth) {
     return L;
   }
   static const std::vector<Layout::Kind> kinds = {
-      Layout::CONTIG, Layout::VECTOR, Layout::VECTOR, Layout::HVECTOR, Layout::INDEXED,
-      Layout::INDEXED, Layout::HINDEXED, Layout::INDEXED_BLOCK, Layout::STRUCT, Layout::STRUCT,
-      Layout::RESIZED, Layout::RESIZED, Layout::RESIZED, Layout::DUP, Layout::SUBARRAY};
+      Layout::CONTIG,  Layout::VECTOR,   Layout::VECTOR,        Layout::HVECTOR, Layout::INDEXED,
+      Layout::INDEXED, Layout::HINDEXED, Layout::INDEXED_BLOCK, Layout::STRUCT,  Layout::STRUCT,
+      Layout::RESIZED, Layout::RESIZED,  Layout::RESIZED,       Layout::DUP,     Layout::SUBARRAY};
   L->kind = rng.pick(kinds);
   std::vector<long> ds = divisors(k);
   long kc = ds[rng.next() % ((ds.size() + 1) / 2)];  // the child takes a smaller divisor
@@ -514,24 +548,64 @@ namespace {
 
 void put_value(unsigned char* at, Prim prim, ValueClass cls, Rng& r) {
   long v;
-  bool is_unsigned = prim == P_UINT8 || prim == P_UINT16 || prim == P_UINT32 ||
-                     prim == P_UINT64 || prim == P_BYTE;
+  bool is_unsigned =
+      prim == P_UINT8 || prim == P_UINT16 || prim == P_UINT32 || prim == P_UINT64 || prim == P_BYTE;
   switch (cls) {
-    case V_SUM: v = prim_size(prim) == 1 ? r.range(-15, 15) : r.range(-50, 50); break;
-    case V_PROD: v = prim_size(prim) == 1 ? (r.chance(50) ? 1 : -1) : r.range(-1, 2); break;
-    case V_MINMAX: case V_LOC: v = r.range(-3, 3); break;
-    case V_LOGICAL: v = r.range(0, 2); break;
-    default: v = (long)r.next(); break;
+    case V_SUM:
+      v = prim_size(prim) == 1 ? r.range(-15, 15) : r.range(-50, 50);
+      break;
+    case V_PROD:
+      v = prim_size(prim) == 1 ? (r.chance(50) ? 1 : -1) : r.range(-1, 2);
+      break;
+    case V_MINMAX:
+    case V_LOC:
+      v = r.range(-3, 3);
+      break;
+    case V_LOGICAL:
+      v = r.range(0, 2);
+      break;
+    default:
+      v = (long)r.next();
+      break;
   }
   if (is_unsigned && v < 0 && cls != V_ANY) v = -v;
   if (prim == P_BOOL) v = v != 0;
   switch (prim) {
-    case P_INT8: case P_UINT8: case P_BYTE: case P_CHAR: case P_BOOL: *at = (unsigned char)v; break;
-    case P_INT16: case P_UINT16: { int16_t x = (int16_t)v; memcpy(at, &x, 2); break; }
-    case P_INT32: case P_UINT32: { int32_t x = (int32_t)v; memcpy(at, &x, 4); break; }
-    case P_INT64: case P_UINT64: { int64_t x = v; memcpy(at, &x, 8); break; }
-    case P_FLOAT: { float x = (float)(cls == V_ANY ? v % 1000 : v); memcpy(at, &x, 4); break; }
-    case P_DOUBLE: { double x = (double)(cls == V_ANY ? v % 1000 : v); memcpy(at, &x, 8); break; }
+    case P_INT8:
+    case P_UINT8:
+    case P_BYTE:
+    case P_CHAR:
+    case P_BOOL:
+      *at = (unsigned char)v;
+      break;
+    case P_INT16:
+    case P_UINT16: {
+      int16_t x = (int16_t)v;
+      memcpy(at, &x, 2);
+      break;
+    }
+    case P_INT32:
+    case P_UINT32: {
+      int32_t x = (int32_t)v;
+      memcpy(at, &x, 4);
+      break;
+    }
+    case P_INT64:
+    case P_UINT64: {
+      int64_t x = v;
+      memcpy(at, &x, 8);
+      break;
+    }
+    case P_FLOAT: {
+      float x = (float)(cls == V_ANY ? v % 1000 : v);
+      memcpy(at, &x, 4);
+      break;
+    }
+    case P_DOUBLE: {
+      double x = (double)(cls == V_ANY ? v % 1000 : v);
+      memcpy(at, &x, 8);
+      break;
+    }
   }
 }
 
@@ -638,10 +712,11 @@ std::string compare(const Outcome& n, const Outcome& l) {
                  all.c_str());
     }
     if (diffs)
-      return fmt("buffer '%s' (%zu bytes, %zu differ): first differing byte %zu at %s: native "
-                 "0x%02x, library 0x%02x",
-                 a.name.c_str(), a.bytes.size(), diffs, first, where_in(*a.buf, first).c_str(),
-                 a.bytes[first], b.bytes[first]);
+      return fmt(
+          "buffer '%s' (%zu bytes, %zu differ): first differing byte %zu at %s: native "
+          "0x%02x, library 0x%02x",
+          a.name.c_str(), a.bytes.size(), diffs, first, where_in(*a.buf, first).c_str(),
+          a.bytes[first], b.bytes[first]);
   }
   return "";
 }

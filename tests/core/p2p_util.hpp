@@ -11,10 +11,10 @@ namespace p2ptest {
 
 // What every test message carries, so a receiver can tell a misdelivered message.
 struct Payload {
-  int comm_id;      // which communicator the sender used
-  int sender;       // sender's rank in that communicator
-  int seq;          // per (sender, receiver, tag) sequence number
-  int check;        // comm_id * 7919 + sender * 31 + seq
+  int comm_id;  // which communicator the sender used
+  int sender;   // sender's rank in that communicator
+  int seq;      // per (sender, receiver, tag) sequence number
+  int check;    // comm_id * 7919 + sender * 31 + seq
 };
 
 inline Payload make_payload(int comm_id, int sender, int seq) {

@@ -301,13 +301,20 @@ bool intact(const Payload& p) {
 enum class Mode { exact, any_source, any_tag, any_both, mixed, probe, count };
 const char* mode_name(Mode m) {
   switch (m) {
-    case Mode::exact: return "exact";
-    case Mode::any_source: return "ANY_SOURCE";
-    case Mode::any_tag: return "ANY_TAG";
-    case Mode::any_both: return "ANY_SOURCE+ANY_TAG";
-    case Mode::mixed: return "specific then ANY_SOURCE";
-    case Mode::probe: return "Iprobe(ANY,ANY)+Recv";
-    default: return "?";
+    case Mode::exact:
+      return "exact";
+    case Mode::any_source:
+      return "ANY_SOURCE";
+    case Mode::any_tag:
+      return "ANY_TAG";
+    case Mode::any_both:
+      return "ANY_SOURCE+ANY_TAG";
+    case Mode::mixed:
+      return "specific then ANY_SOURCE";
+    case Mode::probe:
+      return "Iprobe(ANY,ANY)+Recv";
+    default:
+      return "?";
   }
 }
 
@@ -383,8 +390,12 @@ bool exchange(const Scene& s, const std::vector<int>& ids, int round, std::uint6
       int src = (r + round + k) % n;
       int src_arg = src, tag_arg = kTag;
       switch (mode) {
-        case Mode::any_source: src_arg = MPI_ANY_SOURCE; break;
-        case Mode::any_tag: tag_arg = MPI_ANY_TAG; break;
+        case Mode::any_source:
+          src_arg = MPI_ANY_SOURCE;
+          break;
+        case Mode::any_tag:
+          tag_arg = MPI_ANY_TAG;
+          break;
         case Mode::any_both:
           src_arg = MPI_ANY_SOURCE;
           tag_arg = MPI_ANY_TAG;
@@ -399,7 +410,8 @@ bool exchange(const Scene& s, const std::vector<int>& ids, int round, std::uint6
             tag_arg = MPI_ANY_TAG;
           }
           break;
-        default: break;
+        default:
+          break;
       }
       slots.push_back({id, src_arg, tag_arg, mode});
       reqs.emplace_back();

@@ -21,7 +21,8 @@ struct Round {
   std::vector<Payload> in, out;
   std::vector<Request> requests;
 
-  Round(Comm c, int comm_id, bool any_source) : comm(std::move(c)), id(comm_id), wildcard(any_source) {}
+  Round(Comm c, int comm_id, bool any_source)
+      : comm(std::move(c)), id(comm_id), wildcard(any_source) {}
 
   void post_receives() {
     if (comm.is_null()) return;
@@ -29,8 +30,8 @@ struct Round {
     in.assign(n, Payload{-1, -1, -1, -1});
     for (int i = 0; i < n; ++i) {
       requests.emplace_back();
-      REQUIRE(rangecomm::Irecv(&in[i], 1, payload_type(), wildcard ? MPI_ANY_SOURCE : i, kTag,
-                               comm, &requests.back()) == MPI_SUCCESS);
+      REQUIRE(rangecomm::Irecv(&in[i], 1, payload_type(), wildcard ? MPI_ANY_SOURCE : i, kTag, comm,
+                               &requests.back()) == MPI_SUCCESS);
     }
   }
   void post_sends() {
@@ -118,8 +119,8 @@ TEST_CASE("overlapping ranges sharing several processes stay apart") {
   for (bool wildcard : {false, true}) {
     std::vector<std::unique_ptr<Round>> rounds;
     Comm a, b, c;
-    REQUIRE(rangecomm::Split_Comm(w, 0, p - 2, &a) == MPI_SUCCESS);  // 0..p-2
-    REQUIRE(rangecomm::Split_Comm(w, 1, p - 1, &b) == MPI_SUCCESS);  // 1..p-1
+    REQUIRE(rangecomm::Split_Comm(w, 0, p - 2, &a) == MPI_SUCCESS);     // 0..p-2
+    REQUIRE(rangecomm::Split_Comm(w, 1, p - 1, &b) == MPI_SUCCESS);     // 1..p-1
     REQUIRE(rangecomm::Split_Comm(w, 0, p - 1, 2, &c) == MPI_SUCCESS);  // evens
     rounds.push_back(std::make_unique<Round>(a, 11, wildcard));
     rounds.push_back(std::make_unique<Round>(b, 12, wildcard));
@@ -176,9 +177,11 @@ TEST_CASE("a wildcard receive skips foreign traffic of the same tag that arrived
   REQUIRE(rangecomm::Split_Comm(w, 0, 1, &left) == MPI_SUCCESS);
   REQUIRE(rangecomm::Split_Comm(w, 1, p - 1, &right) == MPI_SUCCESS);
   int me = mpitest::world_rank();
-  Payload foreign = make_payload(32, 1, 0), wanted = make_payload(31, 0, 0), raw = make_payload(0, 2, 0);
+  Payload foreign = make_payload(32, 1, 0), wanted = make_payload(31, 0, 0),
+          raw = make_payload(0, 2, 0);
   if (me == 2) {
-    REQUIRE(rangecomm::Send(&foreign, 1, payload_type(), 0, kTag, right) == MPI_SUCCESS);  // to world 1
+    REQUIRE(rangecomm::Send(&foreign, 1, payload_type(), 0, kTag, right) ==
+            MPI_SUCCESS);  // to world 1
     MPI_Send(&raw, 1, payload_type(), 1, kTag, MPI_COMM_WORLD);
   }
   MPI_Barrier(MPI_COMM_WORLD);  // both foreign messages are on their way before anything else
@@ -192,11 +195,13 @@ TEST_CASE("a wildcard receive skips foreign traffic of the same tag that arrived
     int seen = 0;
     while (!seen) REQUIRE(rangecomm::Iprobe(MPI_ANY_SOURCE, kTag, left, &seen, &st) == MPI_SUCCESS);
     CHECK(st.MPI_SOURCE == 0);
-    REQUIRE(rangecomm::Recv(&got, 1, payload_type(), MPI_ANY_SOURCE, kTag, left, &st) == MPI_SUCCESS);
+    REQUIRE(rangecomm::Recv(&got, 1, payload_type(), MPI_ANY_SOURCE, kTag, left, &st) ==
+            MPI_SUCCESS);
     CHECK(got.comm_id == 31);
     CHECK(st.MPI_SOURCE == 0);
     CHECK(st.MPI_TAG == kTag);
-    REQUIRE(rangecomm::Recv(&got, 1, payload_type(), MPI_ANY_SOURCE, MPI_ANY_TAG, right, &st) == MPI_SUCCESS);
+    REQUIRE(rangecomm::Recv(&got, 1, payload_type(), MPI_ANY_SOURCE, MPI_ANY_TAG, right, &st) ==
+            MPI_SUCCESS);
     CHECK(got.comm_id == 32);
     CHECK(st.MPI_SOURCE == 1);  // rank 2 of the world is rank 1 of `right`
     MPI_Recv(&got, 1, payload_type(), 2, kTag, MPI_COMM_WORLD, &st);
@@ -240,7 +245,8 @@ TEST_CASE("ANY_TAG receives and probes report the sender's rank and tag of their
   if (me == 0) {
     Payload got{};
     MPI_Status st;
-    REQUIRE(rangecomm::Recv(&got, 1, payload_type(), MPI_ANY_SOURCE, MPI_ANY_TAG, w, &st) == MPI_SUCCESS);
+    REQUIRE(rangecomm::Recv(&got, 1, payload_type(), MPI_ANY_SOURCE, MPI_ANY_TAG, w, &st) ==
+            MPI_SUCCESS);
     CHECK(got.comm_id == 40);
     CHECK(st.MPI_SOURCE == 1);
     CHECK(st.MPI_TAG == 9);
@@ -265,7 +271,8 @@ TEST_CASE("messages for a range its receiver has not created yet wait for it") {
   if (me == p - 1) {
     Payload got{};
     MPI_Status st;
-    REQUIRE(rangecomm::Recv(&got, 1, payload_type(), MPI_ANY_SOURCE, MPI_ANY_TAG, w, &st) == MPI_SUCCESS);
+    REQUIRE(rangecomm::Recv(&got, 1, payload_type(), MPI_ANY_SOURCE, MPI_ANY_TAG, w, &st) ==
+            MPI_SUCCESS);
     CHECK(got.comm_id == 51);
     Comm pair = make_pair(w);
     REQUIRE(rangecomm::Recv(&got, 1, payload_type(), 0, kTag, pair, &st) == MPI_SUCCESS);
@@ -303,7 +310,9 @@ TEST_CASE("a collective's first messages travel inside the bindings, in order wi
     // binding of its own precedes it), even ones with the small one, and every third with the
     // gapped type.
     auto small_bcast = [&] { return rangecomm::Ibcast(small.data(), 8, MPI_INT, root, c, &r[0]); };
-    auto large_bcast = [&] { return rangecomm::Ibcast(large.data(), 600, MPI_INT, root, c, &r[1]); };
+    auto large_bcast = [&] {
+      return rangecomm::Ibcast(large.data(), 600, MPI_INT, root, c, &r[1]);
+    };
     auto spaced_bcast = [&] { return rangecomm::Ibcast(spaced.data(), 1, gappy, root, c, &r[2]); };
     if (iteration % 3 == 2) REQUIRE(spaced_bcast() == MPI_SUCCESS);
     if (iteration % 2 == 1) REQUIRE(large_bcast() == MPI_SUCCESS);

@@ -241,7 +241,8 @@ TEST_CASE("a hundred thousand live size-1 ranges, then freed") {
   Comm w = world();
   int me_in_world = w.rank();
   std::vector<Comm> many(100000);
-  for (auto& c : many) REQUIRE(rangecomm::Split_Comm(w, me_in_world, me_in_world, &c) == MPI_SUCCESS);
+  for (auto& c : many)
+    REQUIRE(rangecomm::Split_Comm(w, me_in_world, me_in_world, &c) == MPI_SUCCESS);
   for (auto& c : many) CHECK(c.size() == 1);
   for (auto& c : many) REQUIRE(rangecomm::Comm_free(&c) == MPI_SUCCESS);
   for (auto& c : many) CHECK(c.is_null());

@@ -180,7 +180,8 @@ TEST_CASE("cancelling receives") {
   MPI_Barrier(MPI_COMM_WORLD);
   int x = 5, got = -1;
   REQUIRE(rangecomm::Send(&x, 1, MPI_INT, me, 77, w) == MPI_SUCCESS);
-  REQUIRE(rangecomm::Recv(&got, 1, MPI_INT, MPI_ANY_SOURCE, 77, w, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+  REQUIRE(rangecomm::Recv(&got, 1, MPI_INT, MPI_ANY_SOURCE, 77, w, MPI_STATUS_IGNORE) ==
+          MPI_SUCCESS);
   CHECK(got == 5);
   // Cancelling a receive that has already matched has no effect.
   Request r;
@@ -272,7 +273,8 @@ TEST_CASE("Sendrecv around a ring, with MPI_PROC_NULL ends") {
   int right = me + 1 < p ? me + 1 : MPI_PROC_NULL, left = me > 0 ? me - 1 : MPI_PROC_NULL;
   int out = me, in = -5;
   MPI_Status st;
-  REQUIRE(rangecomm::Sendrecv(&out, 1, MPI_INT, right, 4, &in, 1, MPI_INT, left, 4, w, &st) == MPI_SUCCESS);
+  REQUIRE(rangecomm::Sendrecv(&out, 1, MPI_INT, right, 4, &in, 1, MPI_INT, left, 4, w, &st) ==
+          MPI_SUCCESS);
   if (left == MPI_PROC_NULL) {
     check_proc_null(st);
     CHECK(in == -5);
@@ -285,7 +287,7 @@ TEST_CASE("Sendrecv around a ring, with MPI_PROC_NULL ends") {
 TEST_CASE("large counts") {
   Comm w = world();
   int p = w.size();
-  if (p != 2) return;  // one pair is enough; keeps the run short and memory modest
+  if (p != 2) return;               // one pair is enough; keeps the run short and memory modest
   const int count = (1 << 30) + 3;  // bytes, past 2^30
   std::vector<char> buf(count);
   if (w.rank() == 0) {
@@ -310,7 +312,8 @@ TEST_CASE("bad point-to-point arguments give the proper error class") {
   CHECK(error_class(rangecomm::Send(&x, 1, MPI_INT, p, 0, w)) == MPI_ERR_RANK);
   CHECK(error_class(rangecomm::Send(&x, 1, MPI_INT, -3, 0, w)) == MPI_ERR_RANK);
   CHECK(error_class(rangecomm::Send(&x, 1, MPI_INT, MPI_ANY_SOURCE, 0, w)) == MPI_ERR_RANK);
-  if (ub < INT_MAX) CHECK(error_class(rangecomm::Send(&x, 1, MPI_INT, 0, ub + 1, w)) == MPI_ERR_TAG);
+  if (ub < INT_MAX)
+    CHECK(error_class(rangecomm::Send(&x, 1, MPI_INT, 0, ub + 1, w)) == MPI_ERR_TAG);
   CHECK(error_class(rangecomm::Send(&x, 1, MPI_INT, 0, -1, w)) == MPI_ERR_TAG);
   CHECK(error_class(rangecomm::Send(&x, 1, MPI_INT, 0, MPI_ANY_TAG, w)) == MPI_ERR_TAG);
   CHECK(error_class(rangecomm::Send(&x, -1, MPI_INT, 0, 0, w)) == MPI_ERR_COUNT);

@@ -28,10 +28,14 @@ std::vector<int> usable_slots(const TagLayout& l) {
 }  // namespace
 
 TEST_CASE("layouts for the tag limits of real MPI libraries") {
-  struct Case { long long tag_ub; int tag_bits; int slot_bits; };
-  for (Case c : {Case{(1LL << 28) - 1, 28, 14}, Case{(1LL << 31) - 1, 31, 17},
-                 Case{(1LL << 23) - 1, 23, 9}, Case{(1LL << 19) - 1, 19, 5},
-                 Case{(1LL << 17) - 1, 17, 3}}) {
+  struct Case {
+    long long tag_ub;
+    int tag_bits;
+    int slot_bits;
+  };
+  for (Case c :
+       {Case{(1LL << 28) - 1, 28, 14}, Case{(1LL << 31) - 1, 31, 17}, Case{(1LL << 23) - 1, 23, 9},
+        Case{(1LL << 19) - 1, 19, 5}, Case{(1LL << 17) - 1, 17, 3}}) {
     TagLayout l = layout_for(c.tag_ub, 4);
     CHECK(l.tag_bits == c.tag_bits);
     CHECK(l.slot_bits == c.slot_bits);

@@ -4,8 +4,8 @@
 // anywhere: if so it counts as failed on every rank, and the failure text of ranks 1..p-1 is
 // forwarded to rank 0, which alone prints. Every rank exits nonzero if any rank failed.
 #define MPITEST_CATCH_IMPLEMENTATION
-#include "catch.hpp"
 #include <mpi.h>
+#include "catch.hpp"
 
 #include <unistd.h>
 
@@ -28,8 +28,8 @@ int rank = 0;  // on MPI_COMM_WORLD and harness_comm
 std::ostringstream captured;
 // Rank 0 prints forwarded failures into the report only if the report is console text.
 bool report_is_console = true;
-std::size_t failed_cases = 0;      // cases that failed on any rank
-std::size_t failed_elsewhere = 0;  // cases that passed here but failed on another rank
+std::size_t failed_cases = 0;                 // cases that failed on any rank
+std::size_t failed_elsewhere = 0;             // cases that passed here but failed on another rank
 volatile std::sig_atomic_t in_test_case = 0;  // read by the time limit's signal handler
 
 // Gathers every rank's string at rank 0 (elsewhere the result is empty).

@@ -9,8 +9,8 @@
 // agree first: REQUIRE(mpitest::all_ranks(ok)).
 #pragma once
 
-#include "catch.hpp"
 #include <mpi.h>
+#include "catch.hpp"
 
 namespace mpitest {
 

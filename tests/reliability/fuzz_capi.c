@@ -40,8 +40,8 @@ static void expect_error(int rc, const char *what, int line) {
     return;
   }
   if (MPI_Error_class(rc, &cls) != MPI_SUCCESS || cls <= MPI_SUCCESS || cls > MPI_ERR_LASTCODE) {
-    fprintf(stderr, "fuzz: line %d: %s returned %d, not an MPI error code (class %d)\n", line,
-            what, rc, cls);
+    fprintf(stderr, "fuzz: line %d: %s returned %d, not an MPI error code (class %d)\n", line, what,
+            rc, cls);
     ++failures;
   }
   ++errors_seen;
@@ -116,7 +116,7 @@ int main(int argc, char **argv) {
 
   for (long n = 0; n < calls; ++n) {
     MPI_Comm c = live[pick(POOL)], bad = bad_comms[pick(3)];
-    int size = 1, r = pick(12) - 4;  /* -4 .. 7: negative, valid (0) and too large */
+    int size = 1, r = pick(12) - 4; /* -4 .. 7: negative, valid (0) and too large */
     MPI_Comm_size(c, &size);
     switch (pick(14)) {
       case 0: { /* MPIX_Comm_create_range: random first/last/stride on a valid parent */
@@ -128,40 +128,71 @@ int main(int argc, char **argv) {
           /* the range may clash with a live one of this process: MPI_ERR_COMM, never a crash */
           int cls = MPI_SUCCESS;
           if (rc != MPI_SUCCESS) MPI_Error_class(rc, &cls);
-          if (rc != MPI_SUCCESS && cls != MPI_ERR_COMM) expect_error(MPI_SUCCESS, "valid range", __LINE__);
+          if (rc != MPI_SUCCESS && cls != MPI_ERR_COMM)
+            expect_error(MPI_SUCCESS, "valid range", __LINE__);
           if (made != MPI_COMM_NULL) GOOD(MPI_Comm_free(&made));
         } else {
           BAD(rc);
         }
         break;
       }
-      case 1: BAD(MPIX_Comm_create_range(bad, 0, 0, 1, &c)); break;
-      case 2: { int x; BAD(MPI_Comm_rank(bad, &x)); BAD(MPI_Comm_size(bad, &x)); break; }
+      case 1:
+        BAD(MPIX_Comm_create_range(bad, 0, 0, 1, &c));
+        break;
+      case 2: {
+        int x;
+        BAD(MPI_Comm_rank(bad, &x));
+        BAD(MPI_Comm_size(bad, &x));
+        break;
+      }
       case 3: /* send: bad rank, tag, count or type on a valid range, or a bad communicator */
         switch (pick(5)) {
-          case 0: if (r < 0 && r != MPI_PROC_NULL) BAD(MPI_Send(buf, 1, MPI_INT, r, 0, c));
-                  else if (r >= size) BAD(MPI_Send(buf, 1, MPI_INT, r, 0, c));
-                  break;
-          case 1: BAD(MPI_Send(buf, 1, MPI_INT, MPI_PROC_NULL, -1 - pick(100), c)); break;
-          case 2: BAD(MPI_Send(buf, -1 - pick(100), MPI_INT, MPI_PROC_NULL, 0, c)); break;
-          case 3: BAD(MPI_Send(buf, 1, MPI_DATATYPE_NULL, MPI_PROC_NULL, 0, c)); break;
-          default: BAD(MPI_Send(buf, 1, MPI_INT, 0, 0, bad)); break;
+          case 0:
+            if (r < 0 && r != MPI_PROC_NULL)
+              BAD(MPI_Send(buf, 1, MPI_INT, r, 0, c));
+            else if (r >= size)
+              BAD(MPI_Send(buf, 1, MPI_INT, r, 0, c));
+            break;
+          case 1:
+            BAD(MPI_Send(buf, 1, MPI_INT, MPI_PROC_NULL, -1 - pick(100), c));
+            break;
+          case 2:
+            BAD(MPI_Send(buf, -1 - pick(100), MPI_INT, MPI_PROC_NULL, 0, c));
+            break;
+          case 3:
+            BAD(MPI_Send(buf, 1, MPI_DATATYPE_NULL, MPI_PROC_NULL, 0, c));
+            break;
+          default:
+            BAD(MPI_Send(buf, 1, MPI_INT, 0, 0, bad));
+            break;
         }
         break;
       case 4: /* nonblocking receive with a bad source, tag or communicator */
         req = MPI_REQUEST_NULL;
-        if (pick(2)) BAD(MPI_Irecv(out, 1, MPI_INT, size + pick(5), 0, c, &req));
-        else BAD(MPI_Irecv(out, 1, MPI_INT, MPI_ANY_SOURCE, 0, bad, &req));
+        if (pick(2))
+          BAD(MPI_Irecv(out, 1, MPI_INT, size + pick(5), 0, c, &req));
+        else
+          BAD(MPI_Irecv(out, 1, MPI_INT, MPI_ANY_SOURCE, 0, bad, &req));
         if (req != MPI_REQUEST_NULL) BAD(MPI_SUCCESS); /* no request may be left behind */
         break;
       case 5: /* valid and local: a send to MPI_PROC_NULL completes at once */
         GOOD(MPI_Send(buf, pick(64), MPI_INT, MPI_PROC_NULL, pick(100), c));
         break;
-      case 6: BAD(MPI_Bcast(buf, 1, MPI_INT, pick(2) ? size + pick(5) : -1 - pick(5), c)); break;
-      case 7: BAD(MPI_Allreduce(buf, out, 1, MPI_INT, MPI_OP_NULL, c)); break;
-      case 8: BAD(MPI_Reduce(buf, out, -1 - pick(50), MPI_INT, MPI_SUM, 0, c)); break;
-      case 9: BAD(MPI_Allgather(buf, 1, MPI_DATATYPE_NULL, out, 1, MPI_INT, c)); break;
-      case 10: BAD(MPI_Barrier(bad)); break;
+      case 6:
+        BAD(MPI_Bcast(buf, 1, MPI_INT, pick(2) ? size + pick(5) : -1 - pick(5), c));
+        break;
+      case 7:
+        BAD(MPI_Allreduce(buf, out, 1, MPI_INT, MPI_OP_NULL, c));
+        break;
+      case 8:
+        BAD(MPI_Reduce(buf, out, -1 - pick(50), MPI_INT, MPI_SUM, 0, c));
+        break;
+      case 9:
+        BAD(MPI_Allgather(buf, 1, MPI_DATATYPE_NULL, out, 1, MPI_INT, c));
+        break;
+      case 10:
+        BAD(MPI_Barrier(bad));
+        break;
       case 11: { /* request handles that were never made or are stale */
         MPI_Request stale = MPI_REQUEST_NULL;
         GOOD(MPI_Isend(buf, 1, MPI_INT, MPI_PROC_NULL, 0, c, &stale));
@@ -171,7 +202,11 @@ int main(int argc, char **argv) {
         if (copy != MPI_REQUEST_NULL) BAD(MPI_Test(&copy, &flag, MPI_STATUS_IGNORE));
         break;
       }
-      case 12: { MPI_Comm f = bad; if (bad != MPI_COMM_NULL) BAD(MPI_Comm_free(&f)); break; }
+      case 12: {
+        MPI_Comm f = bad;
+        if (bad != MPI_COMM_NULL) BAD(MPI_Comm_free(&f));
+        break;
+      }
       default: { /* attributes and names on bad communicators */
         char name[MPI_MAX_OBJECT_NAME];
         int len = 0, flag = 0;
@@ -187,8 +222,10 @@ int main(int argc, char **argv) {
   int total_failures = 0;
   MPI_Allreduce(&failures, &total_failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   if (me == 0)
-    printf("fuzz: %ld calls checked on rank 0 (%ld errors returned as they should), "
-           "%d failures on %d ranks\n", checked, errors_seen, total_failures, p);
+    printf(
+        "fuzz: %ld calls checked on rank 0 (%ld errors returned as they should), "
+        "%d failures on %d ranks\n",
+        checked, errors_seen, total_failures, p);
   MPI_Finalize();
   return total_failures == 0 ? 0 : 1;
 }

@@ -61,7 +61,8 @@ long long growth_over(int warmup, int rounds, Cycle&& cycle, bool* ok) {
 void check_cycles(const char* what, int warmup, int rounds, const std::function<bool(int)>& cycle) {
   bool ok = true;
   const long long grown = growth_over(warmup, rounds, cycle, &ok);
-  INFO(what << ": C++ heap grew by " << grown << " bytes over " << rounds << " cycles (the smaller of two batches)");
+  INFO(what << ": C++ heap grew by " << grown << " bytes over " << rounds
+            << " cycles (the smaller of two batches)");
   CHECK(mpitest::all_ranks(ok));
   CHECK(grown <= kSlackBytes);
   CHECK_FALSE(mpitest::any_rank(reltest::leaks_found()));
@@ -117,7 +118,8 @@ TEST_CASE("general groups: create/free cycles, concurrent creations") {
     ok = rangecomm::Wait(&ra, MPI_STATUS_IGNORE) == MPI_SUCCESS && ok;
     int out = r, in = -1;
     ok = rangecomm::Sendrecv(&out, 1, MPI_INT, (a.rank() + 1) % p, 0, &in, 1, MPI_INT,
-                             MPI_ANY_SOURCE, 0, a, MPI_STATUS_IGNORE) == MPI_SUCCESS && ok;
+                             MPI_ANY_SOURCE, 0, a, MPI_STATUS_IGNORE) == MPI_SUCCESS &&
+         ok;
     ok = in == down[(a.rank() + p - 1) % p] && ok;
     // (All of b one level down could be a copy of a: at p = 2 both have the same members.)
     if (b.rank() >= 1) ok = rangecomm::Split_Comm(b, 1, p - 1, 1, &sub) == MPI_SUCCESS && ok;
@@ -135,13 +137,13 @@ bool p2p_cycle(const Comm& w, int i) {
   std::array<int, 8> in{}, out{};
   out.fill(i);
   std::array<Request, 8> q;
-  good(rangecomm::Irecv(&in[0], 1, MPI_INT, left, 1, w, &q[0]));               // direct
-  good(rangecomm::Irecv(&in[1], 1, MPI_INT, MPI_ANY_SOURCE, 2, w, &q[1]));     // engine
-  good(rangecomm::Irecv(&in[2], 1, MPI_INT, left, MPI_ANY_TAG, w, &q[2]));     // engine
+  good(rangecomm::Irecv(&in[0], 1, MPI_INT, left, 1, w, &q[0]));            // direct
+  good(rangecomm::Irecv(&in[1], 1, MPI_INT, MPI_ANY_SOURCE, 2, w, &q[1]));  // engine
+  good(rangecomm::Irecv(&in[2], 1, MPI_INT, left, MPI_ANY_TAG, w, &q[2]));  // engine
   good(rangecomm::Isend(&out[0], 1, MPI_INT, right, 1, w, &q[3]));
   good(rangecomm::Issend(&out[1], 1, MPI_INT, right, 2, w, &q[4]));
   good(rangecomm::Isend(&out[2], 1, MPI_INT, right, 3, w, &q[5]));
-  good(rangecomm::Isend(&out[3], 1, MPI_INT, r, 4, w, &q[6]));                 // to self
+  good(rangecomm::Isend(&out[3], 1, MPI_INT, r, 4, w, &q[6]));  // to self
   good(rangecomm::Irecv(&in[3], 1, MPI_INT, r, 4, w, &q[7]));
   good(rangecomm::Waitall(8, q.data(), MPI_STATUSES_IGNORE));
   ok = in[0] == i && in[1] == i && in[2] == i && in[3] == i && ok;
@@ -296,8 +298,9 @@ TEST_CASE("attach/detach cycles of a root communicator") {
     const int p = root.size(), r = root.rank();
     ok = rangecomm::Split_Comm(root, 0, p - 1, &c) == MPI_SUCCESS && ok;
     int got = -1;
-    ok = rangecomm::Sendrecv(&i, 1, MPI_INT, (r + 1) % p, 3, &got, 1, MPI_INT, MPI_ANY_SOURCE, 3,
-                             c, MPI_STATUS_IGNORE) == MPI_SUCCESS && ok;
+    ok = rangecomm::Sendrecv(&i, 1, MPI_INT, (r + 1) % p, 3, &got, 1, MPI_INT, MPI_ANY_SOURCE, 3, c,
+                             MPI_STATUS_IGNORE) == MPI_SUCCESS &&
+         ok;
     int sum = 0;
     ok = rangecomm::Allreduce(&r, &sum, 1, MPI_INT, MPI_SUM, c) == MPI_SUCCESS && ok;
     // The ranges outlive nothing: the channel goes with the MPI communicator.

@@ -1,7 +1,8 @@
-// At least 100 nonblocking collectives outstanding at once on every process, spread over overlapping
-// ranges (the world, its halves, two ranges overlapping in all but one process each, the evens,
-// and a janus pair sharing the middle process), started in the same order on every member of
-// each range (MPI's rule) and completed in reverse order: every result is checked exactly.
+// At least 100 nonblocking collectives outstanding at once on every process, spread over
+// overlapping ranges (the world, its halves, two ranges overlapping in all but one process each,
+// the evens, and a janus pair sharing the middle process), started in the same order on every
+// member of each range (MPI's rule) and completed in reverse order: every result is checked
+// exactly.
 #include <rangecomm/rangecomm.hpp>
 
 #include <map>
@@ -18,7 +19,7 @@ namespace {
 
 struct Op {
   const Comm* comm = nullptr;
-  int kind = 0;               // 0 allreduce sum, 1 bcast from the last rank, 2 allgather, 3 scan
+  int kind = 0;  // 0 allreduce sum, 1 bcast from the last rank, 2 allgather, 3 scan
   std::vector<long long> in, out;
   Request request;
 };
@@ -51,16 +52,16 @@ int start(Op& op, int k) {
     case 0:
       op.in = {mine, -mine};
       op.out.assign(2, 0);
-      return rangecomm::Iallreduce(op.in.data(), op.out.data(), 2, MPI_LONG_LONG, MPI_SUM,
-                                   *op.comm, &op.request);
+      return rangecomm::Iallreduce(op.in.data(), op.out.data(), 2, MPI_LONG_LONG, MPI_SUM, *op.comm,
+                                   &op.request);
     case 1:
       op.out = {mine, -mine};
       return rangecomm::Ibcast(op.out.data(), 2, MPI_LONG_LONG, p - 1, *op.comm, &op.request);
     case 2:
       op.in = {mine};
       op.out.assign(p, -1);
-      return rangecomm::Iallgather(op.in.data(), 1, MPI_LONG_LONG, op.out.data(), 1,
-                                   MPI_LONG_LONG, *op.comm, &op.request);
+      return rangecomm::Iallgather(op.in.data(), 1, MPI_LONG_LONG, op.out.data(), 1, MPI_LONG_LONG,
+                                   *op.comm, &op.request);
     default:
       op.in = {mine};
       op.out.assign(1, 0);
@@ -77,9 +78,12 @@ TEST_CASE("100 nonblocking collectives outstanding per process on overlapping ra
   REQUIRE(rangecomm::Create_Comm(MPI_COMM_WORLD, &world) == MPI_SUCCESS);
   // first, last, stride of each range; shapes that select the same processes (small p) share
   // one communicator, since two live copies of a range are an error.
-  const int shapes[6][3] = {{0, p - 1, 1},       {0, mid, 1},
-                            {mid, p - 1, 1},     {0, std::max(0, p - 2), 1},
-                            {std::min(1, p - 1), p - 1, 1}, {0, p - 1, 2}};
+  const int shapes[6][3] = {{0, p - 1, 1},
+                            {0, mid, 1},
+                            {mid, p - 1, 1},
+                            {0, std::max(0, p - 2), 1},
+                            {std::min(1, p - 1), p - 1, 1},
+                            {0, p - 1, 2}};
   std::map<std::vector<int>, std::unique_ptr<Comm>> by_members;
   const Comm* of_shape[6] = {};
   for (int i = 0; i < 6; ++i) {

@@ -54,9 +54,13 @@ std::vector<unsigned char> payload(const Msg& m, int src_world) {
   std::vector<unsigned char> b(static_cast<std::size_t>(m.len));
   if (m.len == 0) return b;
   std::uint32_t x = m.seq * 2654435761u ^ static_cast<std::uint32_t>(m.comm * 977 + src_world);
-  for (std::size_t i = kHeaderBytes; i < b.size(); ++i) b[i] = static_cast<unsigned char>((x = x * 1103515245u + 12345u) >> 24);
-  Header h{static_cast<std::uint32_t>(m.comm), static_cast<std::uint32_t>(src_world),
-           static_cast<std::uint32_t>(m.tag), m.seq, static_cast<std::uint32_t>(m.len),
+  for (std::size_t i = kHeaderBytes; i < b.size(); ++i)
+    b[i] = static_cast<unsigned char>((x = x * 1103515245u + 12345u) >> 24);
+  Header h{static_cast<std::uint32_t>(m.comm),
+           static_cast<std::uint32_t>(src_world),
+           static_cast<std::uint32_t>(m.tag),
+           m.seq,
+           static_cast<std::uint32_t>(m.len),
            checksum(b.data() + kHeaderBytes, b.size() - kHeaderBytes)};
   std::memcpy(b.data(), &h, sizeof h);
   return b;
@@ -87,19 +91,26 @@ class RoundRun {
   RoundRun(int round, const Round& rd, const std::vector<CommPlan>& plan,
            const std::vector<Comm>& comms, Failure* fail, std::vector<long long>* sent,
            std::vector<long long>* received)
-      : round_(round), rd_(rd), plan_(plan), comms_(comms), fail_(fail), sent_(sent),
+      : round_(round),
+        rd_(rd),
+        plan_(plan),
+        comms_(comms),
+        fail_(fail),
+        sent_(sent),
         received_(received) {}
 
   void run(std::mt19937_64& local_rng) {
     for (size_t i = 0; i < rd_.colls.size(); ++i)
       if (!rd_.colls[i].blocking) start_coll(static_cast<int>(i));
     for (size_t g = 0; g < rd_.groups.size(); ++g)
-      if (mine(rd_.groups[g]) && rd_.groups[g].method == Method::irecv) post_group(static_cast<int>(g));
+      if (mine(rd_.groups[g]) && rd_.groups[g].method == Method::irecv)
+        post_group(static_cast<int>(g));
     for (size_t i = 0; i < rd_.msgs.size(); ++i) send(static_cast<int>(i));
     for (size_t i = 0; i < rd_.colls.size(); ++i)
       if (rd_.colls[i].blocking) start_coll(static_cast<int>(i));
     for (size_t g = 0; g < rd_.groups.size(); ++g)
-      if (mine(rd_.groups[g]) && rd_.groups[g].method != Method::irecv) probe_group(static_cast<int>(g));
+      if (mine(rd_.groups[g]) && rd_.groups[g].method != Method::irecv)
+        probe_group(static_cast<int>(g));
     complete_all(local_rng);
     check_round();
   }
@@ -107,7 +118,7 @@ class RoundRun {
  private:
   struct Pending {
     enum Kind { send, recv, coll } kind;
-    int index;                        // message, group or collective
+    int index;  // message, group or collective
     int src_arg = 0, tag_arg = 0, post = 0;
     std::vector<unsigned char> buf;
     std::vector<long long> in, out;
@@ -140,9 +151,9 @@ class RoundRun {
       p.post = posted_++;
       pending_.push_back(std::move(p));
       requests_.emplace_back();
-      int rc = rangecomm::Irecv(pending_.back().buf.data(), static_cast<int>(pending_.back().buf.size()),
-                                MPI_BYTE, pending_.back().src_arg, pending_.back().tag_arg,
-                                comms_[g.comm], &requests_.back());
+      int rc = rangecomm::Irecv(
+          pending_.back().buf.data(), static_cast<int>(pending_.back().buf.size()), MPI_BYTE,
+          pending_.back().src_arg, pending_.back().tag_arg, comms_[g.comm], &requests_.back());
       if (rc != MPI_SUCCESS) fail_->add("round %d: Irecv failed (%d)", round_, rc);
     }
   }
@@ -164,8 +175,9 @@ class RoundRun {
       pending_.push_back(std::move(p));
       requests_.emplace_back();
       auto& buf = pending_.back().buf;
-      rc = m.synchronous ? rangecomm::Issend(buf.data(), m.len, MPI_BYTE, m.dst, m.tag, c, &requests_.back())
-                         : rangecomm::Isend(buf.data(), m.len, MPI_BYTE, m.dst, m.tag, c, &requests_.back());
+      rc = m.synchronous
+               ? rangecomm::Issend(buf.data(), m.len, MPI_BYTE, m.dst, m.tag, c, &requests_.back())
+               : rangecomm::Isend(buf.data(), m.len, MPI_BYTE, m.dst, m.tag, c, &requests_.back());
     }
     if (rc != MPI_SUCCESS) fail_->add("round %d: send of message %d failed (%d)", round_, i, rc);
   }
@@ -190,7 +202,8 @@ class RoundRun {
         if (g.method == Method::probe) {
           rc = rangecomm::Probe(src, tag, c, &st);
         } else {
-          for (int flag = 0; rc == MPI_SUCCESS && !flag;) rc = rangecomm::Iprobe(src, tag, c, &flag, &st);
+          for (int flag = 0; rc == MPI_SUCCESS && !flag;)
+            rc = rangecomm::Iprobe(src, tag, c, &flag, &st);
         }
         MPI_Get_count(&st, MPI_BYTE, &count);
         buf.resize(static_cast<size_t>(count));
@@ -220,12 +233,29 @@ class RoundRun {
     };
     auto own = [&](int j) { return contribution(round_, ci, me, j); };
     switch (k.kind) {
-      case 0: fill(p.out, cnt, [&](int j) { return me == k.root ? contribution(round_, ci, k.root, j) : -1; }); break;
-      case 1: case 2: case 5: case 6: fill(p.in, cnt, own); fill(p.out, cnt, [](int) { return -1LL; }); break;
-      case 3: case 7: fill(p.in, cnt, own); fill(p.out, cnt * n, [](int) { return -1LL; }); break;
-      case 4: fill(p.in, cnt * n, own); fill(p.out, cnt * n, [](int) { return -1LL; }); break;
-      default: fill(p.in, cnt * n, [&](int j) { return contribution(round_, ci, k.root, j); });
-               fill(p.out, cnt, [](int) { return -1LL; });
+      case 0:
+        fill(p.out, cnt,
+             [&](int j) { return me == k.root ? contribution(round_, ci, k.root, j) : -1; });
+        break;
+      case 1:
+      case 2:
+      case 5:
+      case 6:
+        fill(p.in, cnt, own);
+        fill(p.out, cnt, [](int) { return -1LL; });
+        break;
+      case 3:
+      case 7:
+        fill(p.in, cnt, own);
+        fill(p.out, cnt * n, [](int) { return -1LL; });
+        break;
+      case 4:
+        fill(p.in, cnt * n, own);
+        fill(p.out, cnt * n, [](int) { return -1LL; });
+        break;
+      default:
+        fill(p.in, cnt * n, [&](int j) { return contribution(round_, ci, k.root, j); });
+        fill(p.out, cnt, [](int) { return -1LL; });
     }
     pending_.push_back(std::move(p));
     Pending& q = pending_.back();
@@ -238,17 +268,44 @@ class RoundRun {
     MPI_Datatype t = MPI_LONG_LONG;
     int rc;
     switch (k.kind) {
-      case 0: rc = r ? rangecomm::Ibcast(out, cnt, t, k.root, c, r) : rangecomm::Bcast(out, cnt, t, k.root, c); break;
-      case 1: rc = r ? rangecomm::Iallreduce(in, out, cnt, t, MPI_SUM, c, r) : rangecomm::Allreduce(in, out, cnt, t, MPI_SUM, c); break;
-      case 2: rc = r ? rangecomm::Ireduce(in, out, cnt, t, MPI_SUM, k.root, c, r) : rangecomm::Reduce(in, out, cnt, t, MPI_SUM, k.root, c); break;
-      case 3: rc = r ? rangecomm::Iallgather(in, cnt, t, out, cnt, t, c, r) : rangecomm::Allgather(in, cnt, t, out, cnt, t, c); break;
-      case 4: rc = r ? rangecomm::Ialltoall(in, cnt, t, out, cnt, t, c, r) : rangecomm::Alltoall(in, cnt, t, out, cnt, t, c); break;
-      case 5: rc = r ? rangecomm::Iscan(in, out, cnt, t, MPI_SUM, c, r) : rangecomm::Scan(in, out, cnt, t, MPI_SUM, c); break;
-      case 6: rc = r ? rangecomm::Iexscan(in, out, cnt, t, MPI_SUM, c, r) : rangecomm::Exscan(in, out, cnt, t, MPI_SUM, c); break;
-      case 7: rc = r ? rangecomm::Igather(in, cnt, t, out, cnt, t, k.root, c, r) : rangecomm::Gather(in, cnt, t, out, cnt, t, k.root, c); break;
-      default: rc = r ? rangecomm::Iscatter(in, cnt, t, out, cnt, t, k.root, c, r) : rangecomm::Scatter(in, cnt, t, out, cnt, t, k.root, c);
+      case 0:
+        rc = r ? rangecomm::Ibcast(out, cnt, t, k.root, c, r)
+               : rangecomm::Bcast(out, cnt, t, k.root, c);
+        break;
+      case 1:
+        rc = r ? rangecomm::Iallreduce(in, out, cnt, t, MPI_SUM, c, r)
+               : rangecomm::Allreduce(in, out, cnt, t, MPI_SUM, c);
+        break;
+      case 2:
+        rc = r ? rangecomm::Ireduce(in, out, cnt, t, MPI_SUM, k.root, c, r)
+               : rangecomm::Reduce(in, out, cnt, t, MPI_SUM, k.root, c);
+        break;
+      case 3:
+        rc = r ? rangecomm::Iallgather(in, cnt, t, out, cnt, t, c, r)
+               : rangecomm::Allgather(in, cnt, t, out, cnt, t, c);
+        break;
+      case 4:
+        rc = r ? rangecomm::Ialltoall(in, cnt, t, out, cnt, t, c, r)
+               : rangecomm::Alltoall(in, cnt, t, out, cnt, t, c);
+        break;
+      case 5:
+        rc = r ? rangecomm::Iscan(in, out, cnt, t, MPI_SUM, c, r)
+               : rangecomm::Scan(in, out, cnt, t, MPI_SUM, c);
+        break;
+      case 6:
+        rc = r ? rangecomm::Iexscan(in, out, cnt, t, MPI_SUM, c, r)
+               : rangecomm::Exscan(in, out, cnt, t, MPI_SUM, c);
+        break;
+      case 7:
+        rc = r ? rangecomm::Igather(in, cnt, t, out, cnt, t, k.root, c, r)
+               : rangecomm::Gather(in, cnt, t, out, cnt, t, k.root, c);
+        break;
+      default:
+        rc = r ? rangecomm::Iscatter(in, cnt, t, out, cnt, t, k.root, c, r)
+               : rangecomm::Scatter(in, cnt, t, out, cnt, t, k.root, c);
     }
-    if (rc != MPI_SUCCESS) fail_->add("round %d: collective %d (kind %d) failed (%d)", round_, ci, k.kind, rc);
+    if (rc != MPI_SUCCESS)
+      fail_->add("round %d: collective %d (kind %d) failed (%d)", round_, ci, k.kind, rc);
     if (!r) {
       check_coll(q);
       pending_.pop_back();
@@ -265,7 +322,8 @@ class RoundRun {
     std::vector<MPI_Status> st(static_cast<size_t>(n));
     switch (rng() % 4) {
       case 0:
-        if (int rc = rangecomm::Waitall(n, requests_.data(), st.data())) fail_->add("round %d: Waitall %d", round_, rc);
+        if (int rc = rangecomm::Waitall(n, requests_.data(), st.data()))
+          fail_->add("round %d: Waitall %d", round_, rc);
         for (int i = 0; i < n; ++i) finish(*of[i], st[i]);
         break;
       case 1: {
@@ -314,29 +372,35 @@ class RoundRun {
     if (p.src_arg != MPI_ANY_SOURCE && p.tag_arg != MPI_ANY_TAG) {
       // Exact: MPI's order says which message this is.
       if (st.MPI_SOURCE != planned.src || st.MPI_TAG != planned.tag || count != planned.len)
-        return fail_->add("round %d comm %d: exact receive got source %d tag %d count %d, want %d %d %d",
-                          round_, c, st.MPI_SOURCE, st.MPI_TAG, count, planned.src, planned.tag, planned.len);
-      if (count == 0) return note({c, planned.src, planned.tag, static_cast<int>(planned.seq)}, p.post);
+        return fail_->add(
+            "round %d comm %d: exact receive got source %d tag %d count %d, want %d %d %d", round_,
+            c, st.MPI_SOURCE, st.MPI_TAG, count, planned.src, planned.tag, planned.len);
+      if (count == 0)
+        return note({c, planned.src, planned.tag, static_cast<int>(planned.seq)}, p.post);
     }
-    if (count < kHeaderBytes) return fail_->add("round %d comm %d: %d bytes, no header", round_, c, count);
+    if (count < kHeaderBytes)
+      return fail_->add("round %d comm %d: %d bytes, no header", round_, c, count);
     std::memcpy(&h, p.buf.data(), sizeof h);
     int src_rank = comms_[c].rank_from_root(static_cast<int>(h.src_world));
     bool ok = static_cast<int>(h.comm) == c && static_cast<int>(h.len) == count &&
               src_rank == st.MPI_SOURCE && static_cast<int>(h.tag) == st.MPI_TAG &&
               (p.src_arg == MPI_ANY_SOURCE || p.src_arg == st.MPI_SOURCE) &&
               (p.tag_arg == MPI_ANY_TAG || p.tag_arg == st.MPI_TAG) &&
-              h.checksum == checksum(p.buf.data() + kHeaderBytes, static_cast<size_t>(count) - kHeaderBytes);
+              h.checksum ==
+                  checksum(p.buf.data() + kHeaderBytes, static_cast<size_t>(count) - kHeaderBytes);
     if (!ok)
-      return fail_->add("round %d comm %d: message (comm %u, from world %u, tag %u, seq %u, %u bytes) "
-                        "received with source %d tag %d count %d by a receive for (%d, %d)",
-                        round_, c, h.comm, h.src_world, h.tag, h.seq, h.len, st.MPI_SOURCE,
-                        st.MPI_TAG, count, p.src_arg, p.tag_arg);
+      return fail_->add(
+          "round %d comm %d: message (comm %u, from world %u, tag %u, seq %u, %u bytes) "
+          "received with source %d tag %d count %d by a receive for (%d, %d)",
+          round_, c, h.comm, h.src_world, h.tag, h.seq, h.len, st.MPI_SOURCE, st.MPI_TAG, count,
+          p.src_arg, p.tag_arg);
     note({c, st.MPI_SOURCE, st.MPI_TAG, static_cast<int>(h.seq)}, p.post);
   }
 
   void note(std::array<int, 4> id, int post) {
     if (!got_.insert(id).second)
-      fail_->add("round %d comm %d: message from %d tag %d seq %d received twice", round_, id[0], id[1], id[2], id[3]);
+      fail_->add("round %d comm %d: message from %d tag %d seq %d received twice", round_, id[0],
+                 id[1], id[2], id[3]);
     order_[{id[0], id[1], id[2]}].push_back({post, id[3]});
     ++(*received_)[plan_[id[0]].members[id[1]]];
   }
@@ -352,21 +416,36 @@ class RoundRun {
     bool ok = true;
     for (int j = 0; j < cnt && ok; ++j) {
       switch (k.kind) {
-        case 0: ok = p.out[j] == contribution(round_, ci, k.root, j); break;
-        case 1: ok = p.out[j] == sum_upto(n - 1, j); break;
-        case 2: ok = me != k.root || p.out[j] == sum_upto(n - 1, j); break;
-        case 5: ok = p.out[j] == sum_upto(me, j); break;
-        case 6: ok = me == 0 || p.out[j] == sum_upto(me - 1, j); break;
-        case 8: ok = p.out[j] == contribution(round_, ci, k.root, me * cnt + j); break;
+        case 0:
+          ok = p.out[j] == contribution(round_, ci, k.root, j);
+          break;
+        case 1:
+          ok = p.out[j] == sum_upto(n - 1, j);
+          break;
+        case 2:
+          ok = me != k.root || p.out[j] == sum_upto(n - 1, j);
+          break;
+        case 5:
+          ok = p.out[j] == sum_upto(me, j);
+          break;
+        case 6:
+          ok = me == 0 || p.out[j] == sum_upto(me - 1, j);
+          break;
+        case 8:
+          ok = p.out[j] == contribution(round_, ci, k.root, me * cnt + j);
+          break;
         default:
           for (int q = 0; q < n && ok; ++q) {
-            long long want = k.kind == 4 ? contribution(round_, ci, q, me * cnt + j) : contribution(round_, ci, q, j);
+            long long want = k.kind == 4 ? contribution(round_, ci, q, me * cnt + j)
+                                         : contribution(round_, ci, q, j);
             ok = (k.kind == 7 && me != k.root) || p.out[q * cnt + j] == want;
           }
       }
     }
-    if (!ok) fail_->add("round %d: collective %d (kind %d, comm %d, root %d, count %d) gave a wrong result",
-                        round_, ci, k.kind, k.comm, k.root, cnt);
+    if (!ok)
+      fail_->add(
+          "round %d: collective %d (kind %d, comm %d, root %d, count %d) gave a wrong result",
+          round_, ci, k.kind, k.comm, k.root, cnt);
   }
 
   // Exactly the planned messages arrived, and each (comm, source, tag) stream in order.
@@ -378,8 +457,9 @@ class RoundRun {
           const Msg& m = rd_.msgs[i];
           want.insert({m.comm, m.src, m.tag, static_cast<int>(m.seq)});
         }
-    if (want != got_) fail_->add("round %d: %zu messages planned for this process, %zu received (or others)",
-                                 round_, want.size(), got_.size());
+    if (want != got_)
+      fail_->add("round %d: %zu messages planned for this process, %zu received (or others)",
+                 round_, want.size(), got_.size());
     for (auto& [stream, seen] : order_) {
       std::sort(seen.begin(), seen.end());
       for (size_t i = 1; i < seen.size(); ++i)
@@ -424,10 +504,12 @@ TEST_CASE("torture: random communicators, traffic and collectives, every message
     const CommPlan& c = plan[i];
     bool member = std::find(c.members.begin(), c.members.end(), me) != c.members.end();
     int rc = MPI_SUCCESS;
-    if (member && comms[c.parent].is_null()) rc = MPI_ERR_COMM;
+    if (member && comms[c.parent].is_null())
+      rc = MPI_ERR_COMM;
     else if (member && c.general)
-      rc = rangecomm::Comm_create_group(comms[c.parent], c.group.data(), static_cast<int>(c.group.size()),
-                                        static_cast<int>(i), &comms[i]);
+      rc = rangecomm::Comm_create_group(comms[c.parent], c.group.data(),
+                                        static_cast<int>(c.group.size()), static_cast<int>(i),
+                                        &comms[i]);
     else if (member)
       rc = rangecomm::Split_Comm(comms[c.parent], c.first, c.last, c.stride, &comms[i]);
     if (!mpitest::all_ranks(rc == MPI_SUCCESS)) {
@@ -475,8 +557,9 @@ TEST_CASE("torture: random communicators, traffic and collectives, every message
   MPI_Alltoall(sent.data(), 1, MPI_LONG_LONG, sent_to_me.data(), 1, MPI_LONG_LONG, MPI_COMM_WORLD);
   CHECK(sent_to_me == received);
   if (me == 0)
-    std::printf("torture: seed %llu, %d ranks, %zu communicators (%d dropped by clashes), %d rounds, "
-                "%lld messages, %lld collectives\n",
-                static_cast<unsigned long long>(seed), p, plan.size(), dropped, rounds, messages,
-                collectives);
+    std::printf(
+        "torture: seed %llu, %d ranks, %zu communicators (%d dropped by clashes), %d rounds, "
+        "%lld messages, %lld collectives\n",
+        static_cast<unsigned long long>(seed), p, plan.size(), dropped, rounds, messages,
+        collectives);
 }

@@ -54,7 +54,7 @@ struct Round {
   std::vector<Coll> colls;
 };
 
-constexpr int kTags = 3;        // few tags, so that wildcards have choices
+constexpr int kTags = 3;  // few tags, so that wildcards have choices
 constexpr int kHeaderBytes = 24;
 
 class Planner {
@@ -126,8 +126,8 @@ class Planner {
           if (rd.msgs[i].comm == c && rd.msgs[i].dst == d) g.msgs.push_back(i);
         if (g.msgs.empty()) continue;
         // Empty messages carry no header: only exact receives (which know what comes) take them.
-        bool has_empty = std::any_of(g.msgs.begin(), g.msgs.end(),
-                                     [&](int i) { return rd.msgs[i].len == 0; });
+        bool has_empty =
+            std::any_of(g.msgs.begin(), g.msgs.end(), [&](int i) { return rd.msgs[i].len == 0; });
         if (has_empty) g.match = Match::exact;
         rd.groups.push_back(g);
       }
@@ -137,8 +137,8 @@ class Planner {
     for (int i = 0; i < collectives; ++i) {
       int c = pick(k);
       int n = static_cast<int>(comms[c].members.size());
-      rd.colls.push_back({c, pick(kCollKinds), pick(n), 1 + pick(pick(8) == 0 ? 3000 : 6),
-                          pick(2) == 0});
+      rd.colls.push_back(
+          {c, pick(kCollKinds), pick(n), 1 + pick(pick(8) == 0 ? 3000 : 6), pick(2) == 0});
     }
     return rd;
   }

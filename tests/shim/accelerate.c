@@ -263,9 +263,10 @@ static void test_irregular_parent(int r, int p) {
 
 /* The library's MPIX calls on two real communicators of the same processes in the same order
  * (two MPI_Cart_create of the world, which the library leaves to MPI), each given its identity
- * by a split (a dup of a communicator with a topology stays MPI's, to keep it): the same range and the same general group made from the two,
- * in opposite orders on even and odd processes, must be two pairs of communicators, not one
- * communicator paired across parents (messages with one tag on all four at once stay apart). */
+ * by a split (a dup of a communicator with a topology stays MPI's, to keep it): the same range and
+ * the same general group made from the two, in opposite orders on even and odd processes, must be
+ * two pairs of communicators, not one communicator paired across parents (messages with one tag on
+ * all four at once stay apart). */
 static void test_mpix_real_parents(int r, int p) {
   int (*create_range)(MPI_Comm, int, int, int, MPI_Comm *);
   int (*icreate_group)(MPI_Comm, MPI_Group, int, MPI_Comm *, MPI_Request *);
@@ -308,8 +309,10 @@ static void test_mpix_real_parents(int r, int p) {
   CHECK_MPI(MPI_Waitall(8, q, MPI_STATUSES_IGNORE));
   for (int c = 0; c < 4; ++c) {
     int me = c < 2 ? r : p - 1 - r;
-    CHECK(in[c] == 100 * c + (me + p - 1) % p, "MPIX creations of two parents crossed: "
-          "communicator %d received %d", c, in[c]);
+    CHECK(in[c] == 100 * c + (me + p - 1) % p,
+          "MPIX creations of two parents crossed: "
+          "communicator %d received %d",
+          c, in[c]);
   }
   for (int i = 0; i < 2; ++i) {
     CHECK_MPI(MPI_Comm_free(&range[i]));
@@ -350,8 +353,12 @@ static void test_chain(int n, int r, int p) {
     CHECK_MPI(MPI_Comm_size(parent, &size));
     MPI_Group group;
     switch (i % 4) {
-      case 0: CHECK_MPI(MPI_Comm_dup(parent, &chain[i])); break;
-      case 1: CHECK_MPI(MPI_Comm_split(parent, 5, size - me, &chain[i])); break;
+      case 0:
+        CHECK_MPI(MPI_Comm_dup(parent, &chain[i]));
+        break;
+      case 1:
+        CHECK_MPI(MPI_Comm_split(parent, 5, size - me, &chain[i]));
+        break;
       case 2:
         CHECK_MPI(MPI_Comm_group(parent, &group));
         CHECK_MPI(MPI_Comm_create_group(parent, group, i, &chain[i]));
@@ -402,8 +409,8 @@ static void test_many_world(int n, int r, int p) {
     CHECK_MPI(MPI_Comm_rank(comms[i], &me));
     CHECK_MPI(MPI_Comm_size(comms[i], &size));
     CHECK(size == p, "communicator %d has %d processes", i, size);
-    CHECK_MPI(MPI_Sendrecv(&token, 1, MPI_INT, (me + 1) % p, 3, &got, 1, MPI_INT,
-                           MPI_ANY_SOURCE, MPI_ANY_TAG, comms[i], MPI_STATUS_IGNORE));
+    CHECK_MPI(MPI_Sendrecv(&token, 1, MPI_INT, (me + 1) % p, 3, &got, 1, MPI_INT, MPI_ANY_SOURCE,
+                           MPI_ANY_TAG, comms[i], MPI_STATUS_IGNORE));
     CHECK(got == i, "communicator %d received %d", i, got);
     int sum = 0;
     CHECK_MPI(MPI_Allreduce(&i, &sum, 1, MPI_INT, MPI_SUM, comms[i]));
@@ -460,8 +467,8 @@ static void test_many_files(int n, int r, int p) {
   }
   for (int i = 0; i < n; ++i) {
     CHECK(MPI_File_sync(fh[i]) == MPI_SUCCESS, "MPI_File_sync of file %d failed", i);
-    CHECK(MPI_File_read_at_all(fh[i], 0, back, 2 * p, MPI_INT, MPI_STATUS_IGNORE) ==
-              MPI_SUCCESS, "reading file %d failed", i);
+    CHECK(MPI_File_read_at_all(fh[i], 0, back, 2 * p, MPI_INT, MPI_STATUS_IGNORE) == MPI_SUCCESS,
+          "reading file %d failed", i);
     for (int q = 0; q < p; ++q)
       CHECK(back[2 * q] == q && back[2 * q + 1] == i, "file %d holds %d %d at process %d's place",
             i, back[2 * q], back[2 * q + 1], q);
@@ -521,7 +528,6 @@ int main(int argc, char **argv) {
   MPI_Barrier(MPI_COMM_WORLD);
   shim_test_end();
   MPI_Finalize();
-  if (r == 0)
-    printf("%s: all checks passed on %d ranks, %d communicators alive\n", mode, p, n);
+  if (r == 0) printf("%s: all checks passed on %d ranks, %d communicators alive\n", mode, p, n);
   return 0;
 }

@@ -36,22 +36,22 @@ static void *next(const char *name) {
 /* COUNTED(count, name, parameters, arguments) defines PMPI_name running the statement `count`
  * and forwarding; FORWARD counts into one counter, FORWARD_NONBLOCKING a nonblocking collective
  * into the collectives and the nonblocking ones. */
-#define COUNTED(count, name, params, args)                    \
-  int PMPI_##name params {                                   \
-    static int(*real) params = NULL;                         \
+#define COUNTED(count, name, params, args)                       \
+  int PMPI_##name params {                                       \
+    static int(*real) params = NULL;                             \
     if (real == NULL) real = (int(*) params)next("PMPI_" #name); \
-    count;                                                   \
-    return real args;                                        \
+    count;                                                       \
+    return real args;                                            \
   }
 #define FORWARD(counter, name, params, args) COUNTED(++counter, name, params, args)
 #define FORWARD_NONBLOCKING(name, params, args) \
   COUNTED((++g_coll, ++g_nonblocking), name, params, args)
 
-#define SEND(name) \
+#define SEND(name)                                                                       \
   FORWARD(g_p2p, name, (const void *b, int n, MPI_Datatype t, int d, int g, MPI_Comm c), \
           (b, n, t, d, g, c))
-#define ISEND(name)                                                                      \
-  FORWARD(g_p2p, name,                                                                   \
+#define ISEND(name)                                                                         \
+  FORWARD(g_p2p, name,                                                                      \
           (const void *b, int n, MPI_Datatype t, int d, int g, MPI_Comm c, MPI_Request *r), \
           (b, n, t, d, g, c, r))
 SEND(Send)
@@ -65,8 +65,8 @@ ISEND(Ibsend)
 FORWARD(g_p2p, Start, (MPI_Request * r), (r))
 FORWARD(g_p2p, Startall, (int n, MPI_Request *r), (n, r))
 FORWARD(g_p2p, Sendrecv,
-        (const void *sb, int sn, MPI_Datatype st, int d, int sg, void *rb, int rn,
-         MPI_Datatype rt, int s, int rg, MPI_Comm c, MPI_Status *status),
+        (const void *sb, int sn, MPI_Datatype st, int d, int sg, void *rb, int rn, MPI_Datatype rt,
+         int s, int rg, MPI_Comm c, MPI_Status *status),
         (sb, sn, st, d, sg, rb, rn, rt, s, rg, c, status))
 FORWARD(g_p2p, Sendrecv_replace,
         (void *b, int n, MPI_Datatype t, int d, int sg, int s, int rg, MPI_Comm c,
@@ -75,16 +75,15 @@ FORWARD(g_p2p, Sendrecv_replace,
 
 FORWARD(g_coll, Barrier, (MPI_Comm c), (c))
 FORWARD_NONBLOCKING(Ibarrier, (MPI_Comm c, MPI_Request *r), (c, r))
-FORWARD(g_coll, Bcast, (void *b, int n, MPI_Datatype t, int root, MPI_Comm c),
-        (b, n, t, root, c))
+FORWARD(g_coll, Bcast, (void *b, int n, MPI_Datatype t, int root, MPI_Comm c), (b, n, t, root, c))
 FORWARD_NONBLOCKING(Ibcast, (void *b, int n, MPI_Datatype t, int root, MPI_Comm c, MPI_Request *r),
-        (b, n, t, root, c, r))
-FORWARD(g_coll, Allreduce,
-        (const void *s, void *r, int n, MPI_Datatype t, MPI_Op op, MPI_Comm c),
+                    (b, n, t, root, c, r))
+FORWARD(g_coll, Allreduce, (const void *s, void *r, int n, MPI_Datatype t, MPI_Op op, MPI_Comm c),
         (s, r, n, t, op, c))
 FORWARD_NONBLOCKING(Iallreduce,
-        (const void *s, void *r, int n, MPI_Datatype t, MPI_Op op, MPI_Comm c, MPI_Request *q),
-        (s, r, n, t, op, c, q))
+                    (const void *s, void *r, int n, MPI_Datatype t, MPI_Op op, MPI_Comm c,
+                     MPI_Request *q),
+                    (s, r, n, t, op, c, q))
 FORWARD(g_coll, Reduce,
         (const void *s, void *r, int n, MPI_Datatype t, MPI_Op op, int root, MPI_Comm c),
         (s, r, n, t, op, root, c))
@@ -92,9 +91,9 @@ FORWARD(g_coll, Allgather,
         (const void *s, int sn, MPI_Datatype st, void *r, int rn, MPI_Datatype rt, MPI_Comm c),
         (s, sn, st, r, rn, rt, c))
 FORWARD_NONBLOCKING(Iallgather,
-        (const void *s, int sn, MPI_Datatype st, void *r, int rn, MPI_Datatype rt, MPI_Comm c,
-         MPI_Request *q),
-        (s, sn, st, r, rn, rt, c, q))
+                    (const void *s, int sn, MPI_Datatype st, void *r, int rn, MPI_Datatype rt,
+                     MPI_Comm c, MPI_Request *q),
+                    (s, sn, st, r, rn, rt, c, q))
 FORWARD(g_coll, Gather,
         (const void *s, int sn, MPI_Datatype st, void *r, int rn, MPI_Datatype rt, int root,
          MPI_Comm c),

@@ -68,9 +68,8 @@ static void use(const char *what, MPI_Comm c, int expected_size, long expected_s
 }
 
 enum { DUP, DUP_INFO, IDUP, CREATE, CREATE_GROUP, SPLIT, CALLS };
-static const char *names[CALLS] = {"MPI_Comm_dup",    "MPI_Comm_dup_with_info",
-                                   "MPI_Comm_idup",   "MPI_Comm_create",
-                                   "MPI_Comm_create_group", "MPI_Comm_split"};
+static const char *names[CALLS] = {"MPI_Comm_dup",    "MPI_Comm_dup_with_info", "MPI_Comm_idup",
+                                   "MPI_Comm_create", "MPI_Comm_create_group",  "MPI_Comm_split"};
 static long made[CALLS];
 
 /* Every creation from parent (whose members are world ranks 0..size-1, in order). */

@@ -13,12 +13,12 @@
 
 #include "fake_handles.h"
 
-#define EXPECT(cond)                                                                        \
-  do {                                                                                      \
-    if (!(cond)) {                                                                          \
-      std::fprintf(stderr, "%s:%d: EXPECT(%s) failed\n", __FILE__, __LINE__, #cond);      \
-      MPI_Abort(MPI_COMM_WORLD, 1);                                                         \
-    }                                                                                       \
+#define EXPECT(cond)                                                                 \
+  do {                                                                               \
+    if (!(cond)) {                                                                   \
+      std::fprintf(stderr, "%s:%d: EXPECT(%s) failed\n", __FILE__, __LINE__, #cond); \
+      MPI_Abort(MPI_COMM_WORLD, 1);                                                  \
+    }                                                                                \
   } while (0)
 
 namespace {

@@ -91,12 +91,12 @@ int main(int argc, char **argv) {
    * full at the processes (all alike here), MPI's after that. */
   for (int i = 0; i < n_split; ++i) {
     whose[n] = world_rank % 2; /* colour (rank + i) % 2: my group is my parity's */
-    CHECK_MPI(MPI_Comm_split(MPI_COMM_WORLD, (world_rank + i) % 2, world_size - world_rank,
-                             &comms[n]));
+    CHECK_MPI(
+        MPI_Comm_split(MPI_COMM_WORLD, (world_rank + i) % 2, world_size - world_rank, &comms[n]));
     library += is_range(comms[n]) == 1;
     CHECK(i < limit - reserve + 1 ? is_range(comms[n]) == 1 : is_range(comms[n]) == 0,
-          "split %d: is_range %d (the table holds %d, %d kept free)", i, is_range(comms[n]),
-          limit, reserve);
+          "split %d: is_range %d (the table holds %d, %d kept free)", i, is_range(comms[n]), limit,
+          reserve);
     ++n;
   }
   CHECK(library == limit - reserve + 1, "%d splits were the library's, want %d", library,
@@ -123,8 +123,7 @@ int main(int argc, char **argv) {
   CHECK_MPI(MPI_Comm_split(first_library, 0, 0, &comms[n]));
   CHECK(is_range(comms[n++]) == 0, "split of a library communicator is the library's");
   whose[n] = -1;
-  CHECK_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL,
-                                &comms[n]));
+  CHECK_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &comms[n]));
   CHECK(is_range(comms[n++]) == 0, "split by type is the library's");
   note("%d library communicators, %d of MPI", library, n - library);
 

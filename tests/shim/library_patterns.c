@@ -39,10 +39,10 @@ static void check_big_tags_blocking(MPI_Comm comm) {
     MPI_Status st;
     CHECK_MPI(MPI_Sendrecv(out, 2, MPI_INT, to, big_tags[i], in, 2, MPI_INT, from, big_tags[i],
                            comm, &st));
-    CHECK(in[0] == from && in[1] == big_tags[i] && st.MPI_TAG == big_tags[i] &&
-              st.MPI_SOURCE == from,
-          "Sendrecv with tag %d got (%d, %d), status (%d, %d)", big_tags[i], in[0], in[1],
-          st.MPI_SOURCE, st.MPI_TAG);
+    CHECK(
+        in[0] == from && in[1] == big_tags[i] && st.MPI_TAG == big_tags[i] && st.MPI_SOURCE == from,
+        "Sendrecv with tag %d got (%d, %d), status (%d, %d)", big_tags[i], in[0], in[1],
+        st.MPI_SOURCE, st.MPI_TAG);
   }
   note("Sendrecv with tags up to MPI_TAG_UB");
 }
@@ -71,16 +71,16 @@ static void check_mixed_order(MPI_Comm comm) {
   do {
     CHECK_MPI(MPI_Iprobe(from, big_tags[3], comm, &flag, &st));
   } while (!flag);
-  CHECK(st.MPI_TAG == big_tags[3] && st.MPI_SOURCE == from, "Iprobe status (%d, %d)",
-        st.MPI_SOURCE, st.MPI_TAG);
+  CHECK(st.MPI_TAG == big_tags[3] && st.MPI_SOURCE == from, "Iprobe status (%d, %d)", st.MPI_SOURCE,
+        st.MPI_TAG);
   /* the rest in send order by MPI_ANY_TAG and MPI_ANY_SOURCE */
   int rest[] = {1, 2, 4, 5, 6, 7};
   for (int k = 0; k < 6; ++k) {
     int i = rest[k], got = -1;
     CHECK_MPI(MPI_Recv(&got, 1, MPI_INT, k % 2 ? MPI_ANY_SOURCE : from, MPI_ANY_TAG, comm, &st));
     CHECK(got == 1000 * from + i && st.MPI_TAG == tags[i] && st.MPI_SOURCE == from,
-          "message %d: got %d with tag %d from %d, sent tag %d", i, got, st.MPI_TAG,
-          st.MPI_SOURCE, tags[i]);
+          "message %d: got %d with tag %d from %d, sent tag %d", i, got, st.MPI_TAG, st.MPI_SOURCE,
+          tags[i]);
   }
   CHECK_MPI(MPI_Waitall(n, sends, MPI_STATUSES_IGNORE));
   note("big and small tags keep MPI's order, by tag and by MPI_ANY_TAG");

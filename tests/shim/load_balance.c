@@ -121,8 +121,8 @@ int main(int argc, char **argv) {
       }
       int flag = 0;
       if (leader && !heard) {
-        CHECK_MPI(MPI_Iprobe(sib_leader, TAG_IN + g.level, MPI_COMM_WORLD, &flag,
-                             MPI_STATUS_IGNORE));
+        CHECK_MPI(
+            MPI_Iprobe(sib_leader, TAG_IN + g.level, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE));
         if (flag) {
           int dummy;
           CHECK_MPI(MPI_Recv(&dummy, 1, MPI_INT, sib_leader, TAG_IN + g.level, MPI_COMM_WORLD,
@@ -188,11 +188,12 @@ int main(int argc, char **argv) {
     long expected_units = (long)p * (p + 1) / 2 * UNITS_PER_RANK;
     unsigned long long expected = 0;
     for (long u = 0; u < expected_units; ++u) expected += work(u);
-    CHECK(total_done == expected_units, "%ld units done, expected %ld", total_done,
-          expected_units);
+    CHECK(total_done == expected_units, "%ld units done, expected %ld", total_done, expected_units);
     CHECK(total_sum == expected, "checksum %llu, expected %llu", total_sum, expected);
-    printf("load_balance: %d ranks, %ld units, %d merges on rank 0, %ld units done while a "
-           "merge was pending\n", p, total_done, merges, pending_total);
+    printf(
+        "load_balance: %d ranks, %ld units, %d merges on rank 0, %ld units done while a "
+        "merge was pending\n",
+        p, total_done, merges, pending_total);
   }
   CHECK_MPI(MPI_Comm_free(&g.comm));
   CHECK_MPI(MPI_Group_free(&world_group));

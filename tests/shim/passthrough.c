@@ -132,8 +132,8 @@ static void test_hints(int r) {
   MPI_Request req;
   CHECK_MPI(MPI_Info_create(&given));
   CHECK_MPI(MPI_Info_set(given, "rangecomm_unknown_hint", "true"));
-  CHECK_MPI(MPI_Info_set(given, "mpi_assert_no_any_tag", "true"));        /* MPICH knows it */
-  CHECK_MPI(MPI_Info_set(given, "mpi_assert_allow_overtaking", "true"));  /* both MPIs do */
+  CHECK_MPI(MPI_Info_set(given, "mpi_assert_no_any_tag", "true"));       /* MPICH knows it */
+  CHECK_MPI(MPI_Info_set(given, "mpi_assert_allow_overtaking", "true")); /* both MPIs do */
 
   CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &world_dup));
   note_hints("a dup of the world", world_dup);
@@ -170,8 +170,8 @@ static void check_status(const MPI_Status *st, int source, int tag, int count, c
   int n = -1;
   CHECK_MPI(MPI_Get_count(st, MPI_INT, &n));
   CHECK(st->MPI_SOURCE == source && st->MPI_TAG == tag && n == count,
-        "%s: status source %d tag %d count %d, want %d %d %d", what, st->MPI_SOURCE,
-        st->MPI_TAG, n, source, tag, count);
+        "%s: status source %d tag %d count %d, want %d %d %d", what, st->MPI_SOURCE, st->MPI_TAG, n,
+        source, tag, count);
 }
 
 static void test_blocking_p2p(MPI_Comm comm, int r, int p) {

@@ -9,7 +9,8 @@ static void test_rooted(MPI_Comm comm, int r, int p) {
   int *all = ints(3 * p + p * p), *counts = ints(p), *displs = ints(p), *mine = ints(3 + p);
   if (r == p - 1) buf[0] = p - 1, buf[1] = p, buf[2] = p + 1;
   CHECK_MPI(MPI_Bcast(buf, 3, MPI_INT, p - 1, comm));
-  CHECK(buf[0] == p - 1 && buf[1] == p && buf[2] == p + 1, "bcast %d %d %d", buf[0], buf[1], buf[2]);
+  CHECK(buf[0] == p - 1 && buf[1] == p && buf[2] == p + 1, "bcast %d %d %d", buf[0], buf[1],
+        buf[2]);
   CHECK_MPI(MPI_Reduce(&r, &sum, 1, MPI_INT, MPI_SUM, 0, comm));
   CHECK(r != 0 || sum == p * (p - 1) / 2, "reduce %d", sum);
   CHECK_MPI(MPI_Allreduce(&r, &max, 1, MPI_INT, MPI_MAX, comm));
@@ -97,8 +98,10 @@ static void test_nonblocking_collectives(MPI_Comm comm, int r, int p) {
   CHECK_MPI(MPI_Send(&one, 1, MPI_INT, r, 70, comm));
   CHECK_MPI(MPI_Waitall(7, reqs, sts));
   CHECK(sts[0].MPI_SOURCE == r && sts[0].MPI_TAG == 70 && self == r, "p2p among collectives");
-  CHECK(b == 42 && sum == p * (p - 1) / 2 && scan == r * (r + 1) / 2, "ibcast %d iallreduce %d "
-        "iscan %d", b, sum, scan);
+  CHECK(b == 42 && sum == p * (p - 1) / 2 && scan == r * (r + 1) / 2,
+        "ibcast %d iallreduce %d "
+        "iscan %d",
+        b, sum, scan);
   for (i = 0; i < p; ++i) CHECK(a2a_in[i] == 10 * i + r, "ialltoall from %d", i);
   for (i = 0; r == p - 1 && i < p; ++i) CHECK(gathered[i] == i, "igather[%d]", i);
   note("nonblocking collectives ok: %d %d %d", b, sum, scan);

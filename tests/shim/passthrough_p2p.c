@@ -8,8 +8,8 @@ static void check_st(const MPI_Status *st, int source, int tag, int count, const
   int n = -1;
   CHECK_MPI(MPI_Get_count(st, MPI_INT, &n));
   CHECK(st->MPI_SOURCE == source && st->MPI_TAG == tag && n == count,
-        "%s: status source %d tag %d count %d, want %d %d %d", what, st->MPI_SOURCE,
-        st->MPI_TAG, n, source, tag, count);
+        "%s: status source %d tag %d count %d, want %d %d %d", what, st->MPI_SOURCE, st->MPI_TAG, n,
+        source, tag, count);
 }
 
 /* MPI's empty status: what completion of a null or inactive request reports. */
@@ -29,8 +29,10 @@ static void test_all_to_all(MPI_Comm comm, int r, int p) {
     CHECK_MPI(MPI_Irecv(&in[s], 1, MPI_INT, s, 100 + s, comm, &reqs[s]));
   }
   for (s = 0; s < p; ++s) {
-    if (s % 2) CHECK_MPI(MPI_Isend(&out[s], 1, MPI_INT, s, 100 + r, comm, &reqs[p + s]));
-    else CHECK_MPI(MPI_Issend(&out[s], 1, MPI_INT, s, 100 + r, comm, &reqs[p + s]));
+    if (s % 2)
+      CHECK_MPI(MPI_Isend(&out[s], 1, MPI_INT, s, 100 + r, comm, &reqs[p + s]));
+    else
+      CHECK_MPI(MPI_Issend(&out[s], 1, MPI_INT, s, 100 + r, comm, &reqs[p + s]));
   }
   CHECK_MPI(MPI_Waitall(2 * p, reqs, sts));
   for (s = 0; s < p; ++s) {
@@ -54,7 +56,7 @@ static void test_persistent_and_status(MPI_Comm comm, int r, int p) {
     check_st(&sts[0], prev, 20, 1, "persistent");
     CHECK(in == iter * 100 + prev && reqs[0] != MPI_REQUEST_NULL, "persistent iter %d", iter);
   }
-  CHECK_MPI(MPI_Start(&reqs[0]));  /* inactive again after a wait; one more round by Start */
+  CHECK_MPI(MPI_Start(&reqs[0])); /* inactive again after a wait; one more round by Start */
   CHECK_MPI(MPI_Start(&reqs[1]));
   CHECK_MPI(MPI_Wait(&reqs[1], MPI_STATUS_IGNORE));
   CHECK_MPI(MPI_Wait(&reqs[0], &st));
@@ -103,15 +105,18 @@ void test_nonblocking_p2p(MPI_Comm comm, int r, int p) {
 static void test_any_and_some(MPI_Comm comm, int r, int p) {
   MPI_Request *reqs = malloc(sizeof(MPI_Request) * p), *sends = malloc(sizeof(MPI_Request) * p);
   MPI_Status *sts = malloc(sizeof(MPI_Status) * p), st;
-  int *in = malloc(sizeof(int) * p), *out = malloc(sizeof(int) * p), *seen = calloc(p, sizeof(int)), *idx = malloc(sizeof(int) * p);
+  int *in = malloc(sizeof(int) * p), *out = malloc(sizeof(int) * p), *seen = calloc(p, sizeof(int)),
+      *idx = malloc(sizeof(int) * p);
   int i, index, done = 0, outcount;
   if (r == 0) {
-    for (i = 1; i < p; ++i) CHECK_MPI(MPI_Irecv(&in[i], 1, MPI_INT, MPI_ANY_SOURCE, 60, comm, &reqs[i]));
+    for (i = 1; i < p; ++i)
+      CHECK_MPI(MPI_Irecv(&in[i], 1, MPI_INT, MPI_ANY_SOURCE, 60, comm, &reqs[i]));
     reqs[0] = MPI_REQUEST_NULL;
     for (i = 1; i < p; ++i) {
       CHECK_MPI(MPI_Waitany(p, reqs, &index, &st));
       CHECK(index >= 1 && index < p && reqs[index] == MPI_REQUEST_NULL, "waitany index %d", index);
-      CHECK(in[index] == st.MPI_SOURCE * 3 && !seen[st.MPI_SOURCE], "waitany from %d", st.MPI_SOURCE);
+      CHECK(in[index] == st.MPI_SOURCE * 3 && !seen[st.MPI_SOURCE], "waitany from %d",
+            st.MPI_SOURCE);
       seen[st.MPI_SOURCE] = 1;
     }
     CHECK_MPI(MPI_Waitany(p, reqs, &index, &st));
@@ -132,7 +137,7 @@ static void test_any_and_some(MPI_Comm comm, int r, int p) {
     for (i = 0; i < outcount; ++i) {
       int s = idx[i];
       CHECK(!seen[s] && reqs[s] == MPI_REQUEST_NULL, "testsome index %d twice", s);
-      check_st(&sts[i], s, 61, 1, "testsome");  /* status i belongs to index idx[i] */
+      check_st(&sts[i], s, 61, 1, "testsome"); /* status i belongs to index idx[i] */
       CHECK(in[s] == 7 * s + (r - s + p) % p, "testsome value from %d: %d", s, in[s]);
       seen[s] = 1;
     }
@@ -176,7 +181,7 @@ static void test_all_or_nothing(MPI_Comm comm, int r) {
   /* MPICH reports MPI_ERR_IN_STATUS on MPI_COMM_WORLD, Open MPI on the requests' comm */
   CHECK_MPI(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN));
   CHECK_MPI(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
-  CHECK_MPI(MPI_Irecv(&a, 1, MPI_INT, r, 65, comm, &reqs[0]));  /* too small: truncated */
+  CHECK_MPI(MPI_Irecv(&a, 1, MPI_INT, r, 65, comm, &reqs[0])); /* too small: truncated */
   CHECK_MPI(MPI_Irecv(&b, 1, MPI_INT, r, 66, comm, &reqs[1]));
   CHECK_MPI(MPI_Send(two, 2, MPI_INT, r, 65, comm));
   CHECK_MPI(MPI_Send(&one, 1, MPI_INT, r, 66, comm));
@@ -276,7 +281,7 @@ void test_error_handlers(MPI_Comm comm, int r, int p) {
   int err, cls, v = r;
   CHECK_MPI(MPI_Comm_dup(comm, &e));
   CHECK_MPI(MPI_Comm_set_errhandler(e, MPI_ERRORS_RETURN));
-  err = MPI_Send(&v, 1, MPI_INT, p, 0, e);  /* rank p does not exist */
+  err = MPI_Send(&v, 1, MPI_INT, p, 0, e); /* rank p does not exist */
   CHECK_MPI(MPI_Error_class(err, &cls));
   CHECK(cls == MPI_ERR_RANK, "send to rank %d: class %d", p, cls);
 

@@ -27,24 +27,37 @@ static void rooted(MPI_Comm c, int nb, int (*out)[MAXP * B]) {
   int root = p - 1;
   for (int i = 0; i < p * B; ++i) send[i] = value(r, i);
   for (int k = 0; k < p; ++k) counts[k] = 1 + k % B, displs[k] = k * B;
-  if (r == 1 % p) for (int i = 0; i < B; ++i) out[0][i] = value(99, i);
-  if (nb) CHECK_MPI(MPI_Ibcast(out[0], B, MPI_INT, 1 % p, c, &req));
-  else CHECK_MPI(MPI_Bcast(out[0], B, MPI_INT, 1 % p, c));
+  if (r == 1 % p)
+    for (int i = 0; i < B; ++i) out[0][i] = value(99, i);
+  if (nb)
+    CHECK_MPI(MPI_Ibcast(out[0], B, MPI_INT, 1 % p, c, &req));
+  else
+    CHECK_MPI(MPI_Bcast(out[0], B, MPI_INT, 1 % p, c));
   finish(nb, &req);
-  if (nb) CHECK_MPI(MPI_Ireduce(send, out[1], B, MPI_INT, MPI_SUM, root, c, &req));
-  else CHECK_MPI(MPI_Reduce(send, out[1], B, MPI_INT, MPI_SUM, root, c));
+  if (nb)
+    CHECK_MPI(MPI_Ireduce(send, out[1], B, MPI_INT, MPI_SUM, root, c, &req));
+  else
+    CHECK_MPI(MPI_Reduce(send, out[1], B, MPI_INT, MPI_SUM, root, c));
   finish(nb, &req);
-  if (nb) CHECK_MPI(MPI_Igather(send, B, MPI_INT, out[2], B, MPI_INT, root, c, &req));
-  else CHECK_MPI(MPI_Gather(send, B, MPI_INT, out[2], B, MPI_INT, root, c));
+  if (nb)
+    CHECK_MPI(MPI_Igather(send, B, MPI_INT, out[2], B, MPI_INT, root, c, &req));
+  else
+    CHECK_MPI(MPI_Gather(send, B, MPI_INT, out[2], B, MPI_INT, root, c));
   finish(nb, &req);
-  if (nb) CHECK_MPI(MPI_Igatherv(send, counts[r], MPI_INT, out[3], counts, displs, MPI_INT, 0, c, &req));
-  else CHECK_MPI(MPI_Gatherv(send, counts[r], MPI_INT, out[3], counts, displs, MPI_INT, 0, c));
+  if (nb)
+    CHECK_MPI(MPI_Igatherv(send, counts[r], MPI_INT, out[3], counts, displs, MPI_INT, 0, c, &req));
+  else
+    CHECK_MPI(MPI_Gatherv(send, counts[r], MPI_INT, out[3], counts, displs, MPI_INT, 0, c));
   finish(nb, &req);
-  if (nb) CHECK_MPI(MPI_Iscatter(send, B, MPI_INT, out[4], B, MPI_INT, root, c, &req));
-  else CHECK_MPI(MPI_Scatter(send, B, MPI_INT, out[4], B, MPI_INT, root, c));
+  if (nb)
+    CHECK_MPI(MPI_Iscatter(send, B, MPI_INT, out[4], B, MPI_INT, root, c, &req));
+  else
+    CHECK_MPI(MPI_Scatter(send, B, MPI_INT, out[4], B, MPI_INT, root, c));
   finish(nb, &req);
-  if (nb) CHECK_MPI(MPI_Iscatterv(send, counts, displs, MPI_INT, out[5], counts[r], MPI_INT, 0, c, &req));
-  else CHECK_MPI(MPI_Scatterv(send, counts, displs, MPI_INT, out[5], counts[r], MPI_INT, 0, c));
+  if (nb)
+    CHECK_MPI(MPI_Iscatterv(send, counts, displs, MPI_INT, out[5], counts[r], MPI_INT, 0, c, &req));
+  else
+    CHECK_MPI(MPI_Scatterv(send, counts, displs, MPI_INT, out[5], counts[r], MPI_INT, 0, c));
   finish(nb, &req);
 }
 
@@ -59,42 +72,67 @@ static void everyone(MPI_Comm c, int nb, int (*out)[MAXP * B]) {
     counts[k] = 1 + k % B, displs[k] = k * B, types[k] = MPI_INT;
     rcounts[k] = 1 + r % B, rdispls[k] = k * B; /* alltoallv: what k sends me */
   }
-  if (nb) CHECK_MPI(MPI_Iallreduce(send, out[6], B, MPI_INT, MPI_MAX, c, &req));
-  else CHECK_MPI(MPI_Allreduce(send, out[6], B, MPI_INT, MPI_MAX, c));
+  if (nb)
+    CHECK_MPI(MPI_Iallreduce(send, out[6], B, MPI_INT, MPI_MAX, c, &req));
+  else
+    CHECK_MPI(MPI_Allreduce(send, out[6], B, MPI_INT, MPI_MAX, c));
   finish(nb, &req);
   for (int i = 0; i < B; ++i) out[7][i] = value(r, i);
-  if (nb) CHECK_MPI(MPI_Iallreduce(MPI_IN_PLACE, out[7], B, MPI_INT, MPI_SUM, c, &req));
-  else CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, out[7], B, MPI_INT, MPI_SUM, c));
+  if (nb)
+    CHECK_MPI(MPI_Iallreduce(MPI_IN_PLACE, out[7], B, MPI_INT, MPI_SUM, c, &req));
+  else
+    CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, out[7], B, MPI_INT, MPI_SUM, c));
   finish(nb, &req);
-  if (nb) CHECK_MPI(MPI_Iallgather(send, B, MPI_INT, out[8], B, MPI_INT, c, &req));
-  else CHECK_MPI(MPI_Allgather(send, B, MPI_INT, out[8], B, MPI_INT, c));
+  if (nb)
+    CHECK_MPI(MPI_Iallgather(send, B, MPI_INT, out[8], B, MPI_INT, c, &req));
+  else
+    CHECK_MPI(MPI_Allgather(send, B, MPI_INT, out[8], B, MPI_INT, c));
   finish(nb, &req);
-  if (nb) CHECK_MPI(MPI_Iallgatherv(send, counts[r], MPI_INT, out[9], counts, displs, MPI_INT, c, &req));
-  else CHECK_MPI(MPI_Allgatherv(send, counts[r], MPI_INT, out[9], counts, displs, MPI_INT, c));
+  if (nb)
+    CHECK_MPI(MPI_Iallgatherv(send, counts[r], MPI_INT, out[9], counts, displs, MPI_INT, c, &req));
+  else
+    CHECK_MPI(MPI_Allgatherv(send, counts[r], MPI_INT, out[9], counts, displs, MPI_INT, c));
   finish(nb, &req);
-  if (nb) CHECK_MPI(MPI_Ialltoall(send, B, MPI_INT, out[10], B, MPI_INT, c, &req));
-  else CHECK_MPI(MPI_Alltoall(send, B, MPI_INT, out[10], B, MPI_INT, c));
+  if (nb)
+    CHECK_MPI(MPI_Ialltoall(send, B, MPI_INT, out[10], B, MPI_INT, c, &req));
+  else
+    CHECK_MPI(MPI_Alltoall(send, B, MPI_INT, out[10], B, MPI_INT, c));
   finish(nb, &req);
-  if (nb) CHECK_MPI(MPI_Ialltoallv(send, counts, displs, MPI_INT, out[11], rcounts, rdispls, MPI_INT, c, &req));
-  else CHECK_MPI(MPI_Alltoallv(send, counts, displs, MPI_INT, out[11], rcounts, rdispls, MPI_INT, c));
+  if (nb)
+    CHECK_MPI(
+        MPI_Ialltoallv(send, counts, displs, MPI_INT, out[11], rcounts, rdispls, MPI_INT, c, &req));
+  else
+    CHECK_MPI(MPI_Alltoallv(send, counts, displs, MPI_INT, out[11], rcounts, rdispls, MPI_INT, c));
   finish(nb, &req);
   int bdispls[MAXP], brdispls[MAXP]; /* alltoallw displacements are in bytes */
   for (int k = 0; k < p; ++k) bdispls[k] = displs[k] * 4, brdispls[k] = rdispls[k] * 4;
-  if (nb) CHECK_MPI(MPI_Ialltoallw(send, counts, bdispls, types, out[12], rcounts, brdispls, types, c, &req));
-  else CHECK_MPI(MPI_Alltoallw(send, counts, bdispls, types, out[12], rcounts, brdispls, types, c));
+  if (nb)
+    CHECK_MPI(
+        MPI_Ialltoallw(send, counts, bdispls, types, out[12], rcounts, brdispls, types, c, &req));
+  else
+    CHECK_MPI(MPI_Alltoallw(send, counts, bdispls, types, out[12], rcounts, brdispls, types, c));
   finish(nb, &req);
-  if (nb) CHECK_MPI(MPI_Iscan(send, out[13], B, MPI_INT, MPI_SUM, c, &req));
-  else CHECK_MPI(MPI_Scan(send, out[13], B, MPI_INT, MPI_SUM, c));
+  if (nb)
+    CHECK_MPI(MPI_Iscan(send, out[13], B, MPI_INT, MPI_SUM, c, &req));
+  else
+    CHECK_MPI(MPI_Scan(send, out[13], B, MPI_INT, MPI_SUM, c));
   finish(nb, &req);
-  if (nb) CHECK_MPI(MPI_Iexscan(send, out[14], B, MPI_INT, MPI_SUM, c, &req));
-  else CHECK_MPI(MPI_Exscan(send, out[14], B, MPI_INT, MPI_SUM, c));
+  if (nb)
+    CHECK_MPI(MPI_Iexscan(send, out[14], B, MPI_INT, MPI_SUM, c, &req));
+  else
+    CHECK_MPI(MPI_Exscan(send, out[14], B, MPI_INT, MPI_SUM, c));
   finish(nb, &req);
-  if (r == 0) for (int i = 0; i < B; ++i) out[14][i] = 0; /* undefined on rank 0 */
-  if (nb) CHECK_MPI(MPI_Ireduce_scatter(send, out[15], counts, MPI_INT, MPI_SUM, c, &req));
-  else CHECK_MPI(MPI_Reduce_scatter(send, out[15], counts, MPI_INT, MPI_SUM, c));
+  if (r == 0)
+    for (int i = 0; i < B; ++i) out[14][i] = 0; /* undefined on rank 0 */
+  if (nb)
+    CHECK_MPI(MPI_Ireduce_scatter(send, out[15], counts, MPI_INT, MPI_SUM, c, &req));
+  else
+    CHECK_MPI(MPI_Reduce_scatter(send, out[15], counts, MPI_INT, MPI_SUM, c));
   finish(nb, &req);
-  if (nb) CHECK_MPI(MPI_Ireduce_scatter_block(send, out[16], B, MPI_INT, MPI_MIN, c, &req));
-  else CHECK_MPI(MPI_Reduce_scatter_block(send, out[16], B, MPI_INT, MPI_MIN, c));
+  if (nb)
+    CHECK_MPI(MPI_Ireduce_scatter_block(send, out[16], B, MPI_INT, MPI_MIN, c, &req));
+  else
+    CHECK_MPI(MPI_Reduce_scatter_block(send, out[16], B, MPI_INT, MPI_MIN, c));
   finish(nb, &req);
   if (nb) {
     CHECK_MPI(MPI_Ibarrier(c, &req));
@@ -145,7 +183,8 @@ static void freed_user_op(MPI_Comm c) {
   for (int i = 0; i < B; ++i) {
     int expect = 0;
     for (int k = 0; k < p; ++k) expect += value(k, i);
-    CHECK(out[i] == expect, "user op freed early: element %d is %d, expected %d", i, out[i], expect);
+    CHECK(out[i] == expect, "user op freed early: element %d is %d, expected %d", i, out[i],
+          expect);
   }
 }
 

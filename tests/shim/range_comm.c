@@ -97,7 +97,8 @@ static MPI_Comm copied_from = MPI_COMM_NULL, deleted_on[8];
 static long deleted_value[8];
 static int deletions = 0;
 
-static int copy_plus_one(MPI_Comm oldcomm, int keyval, void *extra, void *in, void *out, int *flag) {
+static int copy_plus_one(MPI_Comm oldcomm, int keyval, void *extra, void *in, void *out,
+                         int *flag) {
   (void)keyval;
   CHECK(extra == (void *)&copied_from, "copy callback: extra_state %p", extra);
   copied_from = oldcomm;
@@ -173,7 +174,8 @@ static void error_handlers(MPI_Comm c) {
   CHECK_MPI(MPIX_Comm_create_range(c, 0, 0, 1, &child));
   if (child != MPI_COMM_NULL) {
     MPI_Send(&x, -1, MPI_INT, 0, 0, child);
-    CHECK(handler_calls == 3 && handler_comm == child, "inherited handler: %d calls", handler_calls);
+    CHECK(handler_calls == 3 && handler_comm == child, "inherited handler: %d calls",
+          handler_calls);
     CHECK_MPI(MPI_Comm_free(&child));
   } else {
     ++handler_calls; /* the count the members reach */
@@ -298,8 +300,10 @@ static void split_create(MPI_Comm all) {
   CHECK_MPI(MPI_Comm_create(all, g, &created));
   int es = (wp + 1) / 2, esum = 0;
   for (int k = 0; k < wp; k += 2) esum += k;
-  if (wr % 2 == 0) check_members(created, 1, es, esum, "MPI_Comm_create of the evens");
-  else CHECK(created == MPI_COMM_NULL, "a non-member got a communicator");
+  if (wr % 2 == 0)
+    check_members(created, 1, es, esum, "MPI_Comm_create of the evens");
+  else
+    CHECK(created == MPI_COMM_NULL, "a non-member got a communicator");
   /* The same range made locally again while `created` lives would clash (docs/tag-layout.md):
    * MPI_Comm_create_group of a range makes it one level down, as MPIX_Comm_create_range. */
   if (created != MPI_COMM_NULL) CHECK_MPI(MPI_Comm_free(&created));

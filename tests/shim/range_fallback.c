@@ -67,7 +67,8 @@ static void topologies(MPI_Comm c, int r, int p) {
   CHECK_MPI(MPI_Cart_shift(ring, 0, 1, &src, &dst));
   CHECK(src == (r + p - 1) % p && dst == (r + 1) % p, "MPI_Cart_shift: %d %d", src, dst);
   int out = r, in = -1;
-  CHECK_MPI(MPI_Sendrecv(&out, 1, MPI_INT, dst, 0, &in, 1, MPI_INT, src, 0, ring, MPI_STATUS_IGNORE));
+  CHECK_MPI(
+      MPI_Sendrecv(&out, 1, MPI_INT, dst, 0, &in, 1, MPI_INT, src, 0, ring, MPI_STATUS_IGNORE));
   CHECK(in == src, "Cartesian ring exchange gave %d", in);
   int gathered[64];
   CHECK_MPI(MPI_Neighbor_allgather(&out, 1, MPI_INT, gathered, 1, MPI_INT, ring));
@@ -78,8 +79,8 @@ static void topologies(MPI_Comm c, int r, int p) {
   CHECK(newrank == r, "MPI_Cart_map on a range: %d", newrank);
   /* A directed ring as a distributed graph. */
   int sources[1] = {src}, dests[1] = {dst}, weights[1] = {1};
-  CHECK_MPI(MPI_Dist_graph_create_adjacent(c, 1, sources, weights, 1, dests, weights,
-                                           MPI_INFO_NULL, 0, &graph));
+  CHECK_MPI(MPI_Dist_graph_create_adjacent(c, 1, sources, weights, 1, dests, weights, MPI_INFO_NULL,
+                                           0, &graph));
   int indeg = -1, outdeg = -1, weighted = -1;
   CHECK_MPI(MPI_Dist_graph_neighbors_count(graph, &indeg, &outdeg, &weighted));
   CHECK(indeg == 1 && outdeg == 1, "distributed graph degrees %d %d", indeg, outdeg);

@@ -13,9 +13,9 @@ static int error_class(int code) {
   return cls;
 }
 
-#define EXPECT_CLASS(call, cls)                                                           \
-  do {                                                                                    \
-    int got_ = error_class(call);                                                         \
+#define EXPECT_CLASS(call, cls)                                                             \
+  do {                                                                                      \
+    int got_ = error_class(call);                                                           \
     CHECK(got_ == (cls), "%s: error class %d, expected %d (%s)", #call, got_, (cls), what); \
   } while (0)
 

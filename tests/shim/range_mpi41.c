@@ -19,8 +19,7 @@ static int error_class(int rc) {
 
 /* Two receives (one per communicator) that cannot complete until the barrier that follows. */
 static void get_status_families(void) {
-  int in[2] = {-1, -1}, out[2] = {r, 100 + r}, flag = -1, index = -2, outcount = -2,
-      indices[3];
+  int in[2] = {-1, -1}, out[2] = {r, 100 + r}, flag = -1, index = -2, outcount = -2, indices[3];
   MPI_Request reqs[3];
   MPI_Status sts[3];
   CHECK_MPI(MPI_Irecv(&in[0], 1, MPI_INT, left, 41, range_comm, &reqs[0]));
@@ -80,7 +79,8 @@ static void buffer_calls(MPI_Comm comm, char *line, size_t size) {
   int c9 = error_class(MPI_Comm_detach_buffer(comm, &buffer, &n));
   int back = buffer == space && n == (int)sizeof space;
   int c10 = error_class(MPI_Comm_attach_buffer(comm, space, -1));
-  snprintf(line, size, "detach-none %d %d attach %d again %d bsend %d recv %d got-left %d "
+  snprintf(line, size,
+           "detach-none %d %d attach %d again %d bsend %d recv %d got-left %d "
            "flush %d iflush %d wait %d detach %d back %d negative %d",
            c1, none, c2, c3, c4, c5, got == left, c6, c7, c8, c9, back, c10);
 }

@@ -20,8 +20,8 @@ static void check_range(MPI_Comm c, int wr, int first, int last, int stride) {
           first, last, stride);
     return;
   }
-  CHECK(c != MPI_COMM_NULL, "world rank %d is in %d..%d:%d but got MPI_COMM_NULL", wr, first,
-        last, stride);
+  CHECK(c != MPI_COMM_NULL, "world rank %d is in %d..%d:%d but got MPI_COMM_NULL", wr, first, last,
+        stride);
   int r = -1, p = -1, flag = 0;
   CHECK_MPI(MPI_Comm_rank(c, &r));
   CHECK_MPI(MPI_Comm_size(c, &p));
@@ -68,8 +68,8 @@ static void test_irregular_parent(int wr, int wp) {
   CHECK_MPI(MPI_Comm_rank(all, &r));
   CHECK_MPI(MPI_Comm_size(all, &n));
   CHECK_MPI(MPIX_Comm_is_range(all, &flag));
-  CHECK(r == wp - 1 - wr && n == wp && flag, "range of a reversed communicator: rank %d size %d",
-        r, n);
+  CHECK(r == wp - 1 - wr && n == wp && flag, "range of a reversed communicator: rank %d size %d", r,
+        n);
   CHECK_MPI(MPI_Allreduce(&wr, &sum, 1, MPI_INT, MPI_SUM, all));
   CHECK(sum == wp * (wp - 1) / 2, "sum of world ranks %d", sum);
   /* ranks 0, 2, 4, ... of the reversed communicator: world ranks wp-1, wp-3, ... */

@@ -51,14 +51,30 @@ static void ring_all_modes(MPI_Comm c) {
     CHECK_MPI(MPI_Irecv(in, N, MPI_INT, left, tag, c, &rreq));
     if (mode == 3 || mode == 7) CHECK_MPI(MPI_Barrier(c)); /* ready mode: receives are posted */
     switch (mode) {
-      case 0: CHECK_MPI(MPI_Send(out, N, MPI_INT, right, tag, c)); break;
-      case 1: CHECK_MPI(MPI_Ssend(out, N, MPI_INT, right, tag, c)); break;
-      case 2: CHECK_MPI(MPI_Bsend(out, N, MPI_INT, right, tag, c)); break;
-      case 3: CHECK_MPI(MPI_Rsend(out, N, MPI_INT, right, tag, c)); break;
-      case 4: CHECK_MPI(MPI_Isend(out, N, MPI_INT, right, tag, c, &req)); break;
-      case 5: CHECK_MPI(MPI_Issend(out, N, MPI_INT, right, tag, c, &req)); break;
-      case 6: CHECK_MPI(MPI_Ibsend(out, N, MPI_INT, right, tag, c, &req)); break;
-      case 7: CHECK_MPI(MPI_Irsend(out, N, MPI_INT, right, tag, c, &req)); break;
+      case 0:
+        CHECK_MPI(MPI_Send(out, N, MPI_INT, right, tag, c));
+        break;
+      case 1:
+        CHECK_MPI(MPI_Ssend(out, N, MPI_INT, right, tag, c));
+        break;
+      case 2:
+        CHECK_MPI(MPI_Bsend(out, N, MPI_INT, right, tag, c));
+        break;
+      case 3:
+        CHECK_MPI(MPI_Rsend(out, N, MPI_INT, right, tag, c));
+        break;
+      case 4:
+        CHECK_MPI(MPI_Isend(out, N, MPI_INT, right, tag, c, &req));
+        break;
+      case 5:
+        CHECK_MPI(MPI_Issend(out, N, MPI_INT, right, tag, c, &req));
+        break;
+      case 6:
+        CHECK_MPI(MPI_Ibsend(out, N, MPI_INT, right, tag, c, &req));
+        break;
+      case 7:
+        CHECK_MPI(MPI_Irsend(out, N, MPI_INT, right, tag, c, &req));
+        break;
     }
     CHECK_MPI(MPI_Wait(&rreq, &st));
     CHECK(rreq == MPI_REQUEST_NULL, "mode %d: completed receive request is not null", mode);

@@ -45,14 +45,14 @@ static const char *scope = "natively";
 
 static void check_data(const int *buf, int from, int to, int origin, int round, const char *what) {
   for (int i = from; i < to; ++i)
-    CHECK(buf[i] == value(origin, round, i), "%s %s: element %d is %d, expected %d", what, scope,
-          i, buf[i], value(origin, round, i));
+    CHECK(buf[i] == value(origin, round, i), "%s %s: element %d is %d, expected %d", what, scope, i,
+          buf[i], value(origin, round, i));
 }
 
 static void check_status(const MPI_Status *st, int source, int tag, int count, const char *what) {
   int n = -1;
-  CHECK(st->MPI_SOURCE == source, "%s %s: MPI_SOURCE %d, expected %d", what, scope,
-        st->MPI_SOURCE, source);
+  CHECK(st->MPI_SOURCE == source, "%s %s: MPI_SOURCE %d, expected %d", what, scope, st->MPI_SOURCE,
+        source);
   CHECK(st->MPI_TAG == tag, "%s %s: MPI_TAG %d, expected %d", what, scope, st->MPI_TAG, tag);
   CHECK_MPI(MPI_Get_count(st, MPI_INT, &n));
   CHECK(n == count, "%s %s: MPI_Get_count %d, expected %d", what, scope, n, count);
@@ -392,15 +392,29 @@ static void proc_null(MPI_Comm c) {
 }
 
 /* The error classes of misuse that the native communicator also checks. */
-enum { E_PREADY_BEFORE, E_RANGE_BEFORE, E_LIST_BEFORE, E_PREADY_ON_RECV, E_PARRIVED_ON_SEND,
-       E_START_ACTIVE, E_PREADY_AFTER, E_ANY_SOURCE, E_ANY_TAG, E_BAD_RANK, E_BAD_TAG,
-       E_NEG_PARTITIONS, E_NEG_COUNT, E_NULL_TYPE, E_COUNT };
+enum {
+  E_PREADY_BEFORE,
+  E_RANGE_BEFORE,
+  E_LIST_BEFORE,
+  E_PREADY_ON_RECV,
+  E_PARRIVED_ON_SEND,
+  E_START_ACTIVE,
+  E_PREADY_AFTER,
+  E_ANY_SOURCE,
+  E_ANY_TAG,
+  E_BAD_RANK,
+  E_BAD_TAG,
+  E_NEG_PARTITIONS,
+  E_NEG_COUNT,
+  E_NULL_TYPE,
+  E_COUNT
+};
 static const char *error_names[E_COUNT] = {
-    "Pready before Start", "Pready_range before Start", "Pready_list before Start",
-    "Pready on a receive", "Parrived on a send", "Start of an active one",
-    "Pready after completion", "Precv_init MPI_ANY_SOURCE", "Precv_init MPI_ANY_TAG",
-    "Psend_init dest = size", "Psend_init tag -1", "Psend_init partitions -1",
-    "Psend_init count -1", "Psend_init MPI_DATATYPE_NULL"};
+    "Pready before Start",     "Pready_range before Start",   "Pready_list before Start",
+    "Pready on a receive",     "Parrived on a send",          "Start of an active one",
+    "Pready after completion", "Precv_init MPI_ANY_SOURCE",   "Precv_init MPI_ANY_TAG",
+    "Psend_init dest = size",  "Psend_init tag -1",           "Psend_init partitions -1",
+    "Psend_init count -1",     "Psend_init MPI_DATATYPE_NULL"};
 
 /* What ranges give (docs/reference.md); MPICH gives the same on its own communicators. */
 static const int expected_classes[E_COUNT] = {
@@ -432,8 +446,8 @@ static void errors(MPI_Comm c, int range, int classes[E_COUNT]) {
   /* Erroneous initialisations first: they must make no request (nothing for a peer to match). */
   classes[E_ANY_SOURCE] = error_class(
       MPI_Precv_init(in, 1, TOTAL, MPI_INT, MPI_ANY_SOURCE, tag, c, MPI_INFO_NULL, &bad));
-  classes[E_ANY_TAG] = error_class(
-      MPI_Precv_init(in, 1, TOTAL, MPI_INT, left, MPI_ANY_TAG, c, MPI_INFO_NULL, &bad));
+  classes[E_ANY_TAG] =
+      error_class(MPI_Precv_init(in, 1, TOTAL, MPI_INT, left, MPI_ANY_TAG, c, MPI_INFO_NULL, &bad));
   classes[E_BAD_RANK] =
       error_class(MPI_Psend_init(out, 1, TOTAL, MPI_INT, p, tag, c, MPI_INFO_NULL, &bad));
   classes[E_BAD_TAG] =
@@ -544,10 +558,10 @@ int main(int argc, char **argv) {
   scope = "on a range";
   run_all(all, 1, ranged);
   for (int k = 0; k < E_COUNT; ++k) {
-    CHECK(ranged[k] == native[k], "%s: class %d on a range, %d natively", error_names[k],
-          ranged[k], native[k]);
-    CHECK(ranged[k] == expected_classes[k], "%s: class %d on a range, %d expected",
-          error_names[k], ranged[k], expected_classes[k]);
+    CHECK(ranged[k] == native[k], "%s: class %d on a range, %d natively", error_names[k], ranged[k],
+          native[k]);
+    CHECK(ranged[k] == expected_classes[k], "%s: class %d on a range, %d expected", error_names[k],
+          ranged[k], expected_classes[k]);
   }
   /* The odd world ranks (or rank 0 alone): a strided range of a range, size 1 at 2 ranks. */
   CHECK_MPI(MPIX_Comm_create_range(all, wp > 1 ? 1 : 0, wp - 1, 2, &strided));
@@ -555,8 +569,8 @@ int main(int argc, char **argv) {
     scope = "on a strided range";
     run_all(strided, 1, ranged);
     for (int k = 0; k < E_COUNT; ++k)
-      CHECK(ranged[k] == native[k], "%s: class %d on a strided range, %d natively",
-            error_names[k], ranged[k], native[k]);
+      CHECK(ranged[k] == native[k], "%s: class %d on a strided range, %d natively", error_names[k],
+            ranged[k], native[k]);
     CHECK_MPI(MPI_Comm_free(&strided));
   }
   CHECK_MPI(MPI_Comm_free(&all));

@@ -90,13 +90,16 @@ static void *receiver(void *p) {
     double start = MPI_Wtime();
     while (!flag) {
       CHECK_MPI(MPI_Parrived(s->rreq, k, &flag));
-      CHECK(flag || MPI_Wtime() - start < 60, "%s, round %d, thread %d: partition %d never "
-            "arrived", scope, s->round, arg->thread, k);
+      CHECK(flag || MPI_Wtime() - start < 60,
+            "%s, round %d, thread %d: partition %d never "
+            "arrived",
+            scope, s->round, arg->thread, k);
     }
     for (int j = k * RECV_COUNT; j < (k + 1) * RECV_COUNT; ++j)
-      CHECK(s->in[j] == value(s->left, s->round, j), "%s, round %d, thread %d: after "
-            "MPI_Parrived(%d) element %d is %d, expected %d", scope, s->round, arg->thread, k, j,
-            s->in[j], value(s->left, s->round, j));
+      CHECK(s->in[j] == value(s->left, s->round, j),
+            "%s, round %d, thread %d: after "
+            "MPI_Parrived(%d) element %d is %d, expected %d",
+            scope, s->round, arg->thread, k, j, s->in[j], value(s->left, s->round, j));
   }
   return NULL;
 }
@@ -109,8 +112,8 @@ static void run(MPI_Comm c) {
   struct round_state s = {out, in, MPI_REQUEST_NULL, MPI_REQUEST_NULL, me, (me + p - 1) % p, 0};
   CHECK_MPI(MPI_Psend_init(out, SEND_PARTS, SEND_COUNT, MPI_INT, (me + 1) % p, tag, c,
                            MPI_INFO_NULL, &s.sreq));
-  CHECK_MPI(MPI_Precv_init(in, RECV_PARTS, RECV_COUNT, MPI_INT, s.left, tag, c, MPI_INFO_NULL,
-                           &s.rreq));
+  CHECK_MPI(
+      MPI_Precv_init(in, RECV_PARTS, RECV_COUNT, MPI_INT, s.left, tag, c, MPI_INFO_NULL, &s.rreq));
   for (s.round = 0; s.round < rounds; ++s.round) {
     for (int i = 0; i < TOTAL; ++i) in[i] = -1;
     MPI_Request both[2] = {s.sreq, s.rreq};

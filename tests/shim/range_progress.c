@@ -14,9 +14,8 @@
 #include "rangecomm.h"
 
 enum { RECV, WAIT, PROBE, WAITALL, SENDRECV, BARRIER, BCAST, ALLREDUCE, SCENARIOS };
-static const char *names[SCENARIOS] = {"MPI_Recv",    "MPI_Wait",  "MPI_Probe",
-                                       "MPI_Waitall", "MPI_Sendrecv", "MPI_Barrier",
-                                       "MPI_Bcast",   "MPI_Allreduce"};
+static const char *names[SCENARIOS] = {"MPI_Recv",     "MPI_Wait",    "MPI_Probe", "MPI_Waitall",
+                                       "MPI_Sendrecv", "MPI_Barrier", "MPI_Bcast", "MPI_Allreduce"};
 
 /* Rank 0's blocking call on the real communicator, and rank 1's part in it. */
 static void real_call(int scenario, int r, MPI_Comm real, int *value) {
@@ -54,8 +53,10 @@ static void real_call(int scenario, int r, MPI_Comm real, int *value) {
       *value = sum;
       break;
     case SENDRECV:
-      if (r == 0) CHECK_MPI(MPI_Sendrecv(&other, 1, MPI_INT, 1, 7, value, 1, MPI_INT, 1, 6, real, &st));
-      if (r == 1) CHECK_MPI(MPI_Sendrecv(value, 1, MPI_INT, 0, 6, &other, 1, MPI_INT, 0, 7, real, &st));
+      if (r == 0)
+        CHECK_MPI(MPI_Sendrecv(&other, 1, MPI_INT, 1, 7, value, 1, MPI_INT, 1, 6, real, &st));
+      if (r == 1)
+        CHECK_MPI(MPI_Sendrecv(value, 1, MPI_INT, 0, 6, &other, 1, MPI_INT, 0, 7, real, &st));
       break;
   }
 }
@@ -91,7 +92,8 @@ int main(int argc, char **argv) {
   CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &real));
   /* Blocking collectives keep range operations moving only with a second thread in MPI. */
   int last = provided == MPI_THREAD_MULTIPLE ? SCENARIOS : BARRIER;
-  if (wr == 0 && last != SCENARIOS) printf("range_progress: no MPI_THREAD_MULTIPLE, collectives skipped\n");
+  if (wr == 0 && last != SCENARIOS)
+    printf("range_progress: no MPI_THREAD_MULTIPLE, collectives skipped\n");
   /* RANGE_PROGRESS_FIRST=k starts at scenario k (to check that each one hangs without the rule) */
   int first = getenv("RANGE_PROGRESS_FIRST") ? atoi(getenv("RANGE_PROGRESS_FIRST")) : 0;
   if (wp >= 2)

@@ -84,24 +84,26 @@ static void waitany_order(int use_test) {
   CHECK_MPI(MPI_Irecv(&in_a, 1, MPI_INT, left, 7, range_comm, &reqs[1]));
   CHECK_MPI(MPI_Irecv(&in_b, 1, MPI_INT, left, 8, real_comm, &reqs[2]));
   CHECK_MPI(MPI_Send(&b, 1, MPI_INT, right, 8, real_comm));
-  if (use_test)
-    do CHECK_MPI(MPI_Testany(3, reqs, &index, &flag, &st));
+  if (use_test) do
+      CHECK_MPI(MPI_Testany(3, reqs, &index, &flag, &st));
     while (!flag);
   else
     CHECK_MPI(MPI_Waitany(3, reqs, &index, &st));
   CHECK(index == 2, "Waitany/Testany gave index %d, only the real receive (2) can be done", index);
   check_recv(&st, left, 8, 1, "Waitany real");
-  CHECK(reqs[2] == MPI_REQUEST_NULL && reqs[1] != MPI_REQUEST_NULL, "Waitany changed the wrong one");
+  CHECK(reqs[2] == MPI_REQUEST_NULL && reqs[1] != MPI_REQUEST_NULL,
+        "Waitany changed the wrong one");
   CHECK_MPI(MPI_Barrier(range_comm));
   CHECK_MPI(MPI_Send(&a, 1, MPI_INT, right, 7, range_comm));
-  if (use_test)
-    do CHECK_MPI(MPI_Testany(3, reqs, &index, &flag, &st));
+  if (use_test) do
+      CHECK_MPI(MPI_Testany(3, reqs, &index, &flag, &st));
     while (!flag);
   else
     CHECK_MPI(MPI_Waitany(3, reqs, &index, &st));
   CHECK(index == 1, "Waitany/Testany gave index %d, expected the fake receive (1)", index);
   check_recv(&st, left, 7, 1, "Waitany fake");
-  CHECK_MPI(use_test ? MPI_Testany(3, reqs, &index, &flag, &st) : MPI_Waitany(3, reqs, &index, &st));
+  CHECK_MPI(use_test ? MPI_Testany(3, reqs, &index, &flag, &st)
+                     : MPI_Waitany(3, reqs, &index, &st));
   CHECK(index == MPI_UNDEFINED, "Waitany over null requests gave %d", index);
   if (use_test) CHECK(flag == 1, "Testany over null requests: flag %d", flag);
   check_empty(&st, "Waitany over null requests");

@@ -19,23 +19,23 @@ __attribute__((weak)) FILE *shim_transcript_file;
 __attribute__((weak)) int shim_world_rank = -1;
 
 /* Fails the job: prints where and why, then MPI_Abort (no rank is left waiting). */
-#define CHECK(cond, ...)                                                              \
-  do {                                                                                \
-    if (!(cond)) {                                                                    \
-      fprintf(stderr, "rank %d: %s:%d: CHECK(%s) failed: ", shim_world_rank,          \
-              __FILE__, __LINE__, #cond);                                             \
-      fprintf(stderr, __VA_ARGS__);                                                   \
-      fprintf(stderr, "\n");                                                          \
-      fflush(stderr);                                                                 \
-      MPI_Abort(MPI_COMM_WORLD, 1);                                                   \
-    }                                                                                 \
+#define CHECK(cond, ...)                                                                         \
+  do {                                                                                           \
+    if (!(cond)) {                                                                               \
+      fprintf(stderr, "rank %d: %s:%d: CHECK(%s) failed: ", shim_world_rank, __FILE__, __LINE__, \
+              #cond);                                                                            \
+      fprintf(stderr, __VA_ARGS__);                                                              \
+      fprintf(stderr, "\n");                                                                     \
+      fflush(stderr);                                                                            \
+      MPI_Abort(MPI_COMM_WORLD, 1);                                                              \
+    }                                                                                            \
   } while (0)
 
 /* An MPI call that must succeed. */
-#define CHECK_MPI(call)                                                               \
-  do {                                                                                \
-    int shim_err_ = (call);                                                           \
-    CHECK(shim_err_ == MPI_SUCCESS, "%s returned %d", #call, shim_err_);              \
+#define CHECK_MPI(call)                                                  \
+  do {                                                                   \
+    int shim_err_ = (call);                                              \
+    CHECK(shim_err_ == MPI_SUCCESS, "%s returned %d", #call, shim_err_); \
   } while (0)
 
 /* One line of this rank's transcript (a file per rank under $SHIM_TRANSCRIPT, if set). The
@@ -68,8 +68,8 @@ static inline void shim_test_begin(void) {
   MPI_Comm_rank(MPI_COMM_WORLD, &shim_world_rank);
   if (expect != NULL) {
     int want = strcmp(expect, "shim") == 0;
-    CHECK(shim_is_interposed() == want, "SHIM_EXPECT=%s but MPI_Send %s librangecomm.so",
-          expect, shim_is_interposed() ? "comes from" : "does not come from");
+    CHECK(shim_is_interposed() == want, "SHIM_EXPECT=%s but MPI_Send %s librangecomm.so", expect,
+          shim_is_interposed() ? "comes from" : "does not come from");
   }
   if (dir != NULL && dir[0] != '\0') {
     char path[4096];

@@ -53,8 +53,8 @@ static void check_topologies(int p) {
     int r, source, dest, weight = 1;
     MPI_Comm_rank(MPI_COMM_WORLD, &r);
     source = (r + p - 1) % p, dest = (r + 1) % p;
-    CHECK_MPI(MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, &source, &weight, 1, &dest,
-                                             &weight, MPI_INFO_NULL, 0, &graph));
+    CHECK_MPI(MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, &source, &weight, 1, &dest, &weight,
+                                             MPI_INFO_NULL, 0, &graph));
   }
   CHECK_MPI(MPI_Comm_dup(graph, &copy));
   CHECK_MPI(MPI_Topo_test(copy, &kind));
@@ -134,8 +134,7 @@ static void check_neighborhood_split(int p) {
     if (comm == MPI_COMM_NULL) continue;
     CHECK_MPI(MPI_Comm_size(comm, &size));
     CHECK_MPI(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, comm));
-    CHECK(size == p && sum == p, "neighbourhood split of parent %d: size %d, sum %d", i, size,
-          sum);
+    CHECK(size == p && sum == p, "neighbourhood split of parent %d: size %d, sum %d", i, size, sum);
     CHECK_MPI(MPI_Comm_free(&comm));
   }
   CHECK_MPI(MPI_Info_free(&info));

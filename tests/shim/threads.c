@@ -30,8 +30,7 @@ static MPI_Comm ranges[2];     /* two copies of the range 0..size-1 */
 static void sum_check(MPI_Comm c, int expected, int thread, const char *what) {
   int one = 1, sum = 0;
   CHECK_MPI(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, c));
-  CHECK(sum == expected, "thread %d, %s: allreduce gave %d, want %d", thread, what, sum,
-        expected);
+  CHECK(sum == expected, "thread %d, %s: allreduce gave %d, want %d", thread, what, sum, expected);
 }
 
 typedef void (*thread_body)(int thread);
@@ -94,9 +93,9 @@ static void traffic(int thread) {
     CHECK_MPI(MPI_Irecv(&in, 1, MPI_INT, MPI_ANY_SOURCE, 100 + thread, c, &rq[0]));
     CHECK_MPI(MPI_Isend(&out, 1, MPI_INT, right, 100 + thread, c, &rq[1]));
     CHECK_MPI(MPI_Waitall(2, rq, st));
-    CHECK(in == 1000 * thread + i + left && st[0].MPI_SOURCE == left &&
-              st[0].MPI_TAG == 100 + thread,
-          "thread %d: ring got %d from %d tag %d", thread, in, st[0].MPI_SOURCE, st[0].MPI_TAG);
+    CHECK(
+        in == 1000 * thread + i + left && st[0].MPI_SOURCE == left && st[0].MPI_TAG == 100 + thread,
+        "thread %d: ring got %d from %d tag %d", thread, in, st[0].MPI_SOURCE, st[0].MPI_TAG);
     /* blocking, the other way round */
     CHECK_MPI(MPI_Sendrecv(&out, 1, MPI_INT, left, 7, &in, 1, MPI_INT, right, 7, c, &st[0]));
     CHECK(in == 1000 * thread + i + right, "thread %d: sendrecv got %d", thread, in);
@@ -160,8 +159,7 @@ static void blocked_probe(int thread) {
     CHECK(got == 700 + rank, "self message after the probe %d", got);
     CHECK_MPI(MPI_Mprobe(left, 14, c, &message, &st));
     CHECK_MPI(MPI_Mrecv(&got, 1, MPI_INT, &message, &st));
-    CHECK(got == 800 + left && st.MPI_SOURCE == left, "message from the left after Mprobe %d",
-          got);
+    CHECK(got == 800 + left && st.MPI_SOURCE == left, "message from the left after Mprobe %d", got);
   } else {
     usleep(20000); /* let the other thread block in its probe first */
     sum_check(ranges[1], size, thread, "collective while the other thread probes");

@@ -70,9 +70,9 @@ struct ctx {
   uint64_t rng; /* the same sequence on every process: collectives stay matched */
 };
 
-#define TCHECK(cx, cond, fmt, ...)                                                          \
-  CHECK(cond, "seed %llu, thread %d, iteration %d, %s: " fmt, seed, (cx)->thread,           \
-        (cx)->iteration, (cx)->step, __VA_ARGS__)
+#define TCHECK(cx, cond, fmt, ...)                                                                 \
+  CHECK(cond, "seed %llu, thread %d, iteration %d, %s: " fmt, seed, (cx)->thread, (cx)->iteration, \
+        (cx)->step, __VA_ARGS__)
 
 static unsigned pick(struct ctx *cx, unsigned n) {
   cx->rng = mix64(cx->rng);
@@ -196,8 +196,7 @@ static void make_comm(struct ctx *cx, struct made *m) {
         if (r == rank) m->me = m->n;
         m->members[m->n++] = r;
       }
-      CHECK_MPI(MPI_Comm_split_type(parent, MPI_COMM_TYPE_SHARED, -rank, MPI_INFO_NULL,
-                                    &m->comm));
+      CHECK_MPI(MPI_Comm_split_type(parent, MPI_COMM_TYPE_SHARED, -rank, MPI_INFO_NULL, &m->comm));
       break;
     default: /* a size-1 range of this process alone */
       m->how = "a range of one";
@@ -256,8 +255,7 @@ static void ring(struct ctx *cx, const struct made *m) {
     TCHECK(cx, c == count, "%d ints, want %d", c, count);
     ++got[tag - kTagRing];
     for (int j = 0; j < count; ++j) {
-      TCHECK(cx, in[k][j] == value(cx, m->members[from], tag, j), "int %d of %d differs", j,
-             from);
+      TCHECK(cx, in[k][j] == value(cx, m->members[from], tag, j), "int %d of %d differs", j, from);
       seen(cx, in[k][j]);
     }
   }
@@ -427,8 +425,7 @@ static void exchange_across_threads(struct ctx *cx) {
   int out = value(cx, rank, kTagExchange, 0);
   MPI_Request send;
   cx->step = "requests completed by another thread";
-  CHECK_MPI(MPI_Irecv(&exchange_in[t], 1, MPI_INT, MPI_ANY_SOURCE, kTagExchange, c,
-                      &exchange[t]));
+  CHECK_MPI(MPI_Irecv(&exchange_in[t], 1, MPI_INT, MPI_ANY_SOURCE, kTagExchange, c, &exchange[t]));
   CHECK_MPI(MPI_Isend(&out, 1, MPI_INT, right, kTagExchange, c, &send));
   pthread_barrier_wait(&barrier);
   if (t == completer) {
@@ -437,8 +434,8 @@ static void exchange_across_threads(struct ctx *cx) {
     if (how == 0) {
       while (done < threads) {
         CHECK_MPI(MPI_Waitany(threads, exchange, &index, &st[0]));
-        TCHECK(cx, index != MPI_UNDEFINED && st[0].MPI_SOURCE == left, "Waitany: %d from %d",
-               index, st[0].MPI_SOURCE);
+        TCHECK(cx, index != MPI_UNDEFINED && st[0].MPI_SOURCE == left, "Waitany: %d from %d", index,
+               st[0].MPI_SOURCE);
         ++done;
       }
     } else if (how == 1) {
@@ -491,10 +488,14 @@ int main(int argc, char **argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   for (int i = 1; i + 1 < argc; i += 2) {
-    if (strcmp(argv[i], "--iterations") == 0) iterations = atoi(argv[i + 1]);
-    else if (strcmp(argv[i], "--threads") == 0) threads = atoi(argv[i + 1]);
-    else if (strcmp(argv[i], "--seed") == 0) seed = strtoull(argv[i + 1], NULL, 10);
-    else CHECK(0, "unknown option %s", argv[i]);
+    if (strcmp(argv[i], "--iterations") == 0)
+      iterations = atoi(argv[i + 1]);
+    else if (strcmp(argv[i], "--threads") == 0)
+      threads = atoi(argv[i + 1]);
+    else if (strcmp(argv[i], "--seed") == 0)
+      seed = strtoull(argv[i + 1], NULL, 10);
+    else
+      CHECK(0, "unknown option %s", argv[i]);
   }
   CHECK(threads >= 1 && threads <= kMaxThreads && size <= 64 && iterations >= 0,
         "--threads %d (1 to %d), %d processes (at most 64)", threads, kMaxThreads, size);

@@ -63,13 +63,26 @@ inline std::vector<std::uint64_t> make_keys(Dist d, std::int64_t per, std::uint6
   std::mt19937_64 g(seed * 7919u + static_cast<std::uint64_t>(me) * 104729u + static_cast<int>(d));
   std::int64_t count = per;
   switch (d) {
-    case Dist::on_rank0: count = me == 0 ? per * p : 0; break;
-    case Dist::on_last_rank: count = me == p - 1 ? per * p : 0; break;
-    case Dist::fewer_than_p: count = me == 0 ? 0 : 1; break;
-    case Dist::single: count = me == p / 2 ? 1 : 0; break;
-    case Dist::empty: count = 0; break;
-    case Dist::unbalanced: count = static_cast<std::int64_t>(g() % (2 * per + 1)); break;
-    default: break;
+    case Dist::on_rank0:
+      count = me == 0 ? per * p : 0;
+      break;
+    case Dist::on_last_rank:
+      count = me == p - 1 ? per * p : 0;
+      break;
+    case Dist::fewer_than_p:
+      count = me == 0 ? 0 : 1;
+      break;
+    case Dist::single:
+      count = me == p / 2 ? 1 : 0;
+      break;
+    case Dist::empty:
+      count = 0;
+      break;
+    case Dist::unbalanced:
+      count = static_cast<std::int64_t>(g() % (2 * per + 1));
+      break;
+    default:
+      break;
   }
   std::vector<std::uint64_t> k(static_cast<std::size_t>(count));
   std::uniform_real_distribution<double> u(0.0, 1.0);
@@ -77,12 +90,24 @@ inline std::vector<std::uint64_t> make_keys(Dist d, std::int64_t per, std::uint6
     std::uint64_t global = static_cast<std::uint64_t>(me) * per + i;
     std::uint64_t total = static_cast<std::uint64_t>(p) * per;
     switch (d) {
-      case Dist::sorted: k[i] = global * 1000003u; break;
-      case Dist::reverse: k[i] = (total - global) * 1000003u; break;
-      case Dist::all_equal: k[i] = 42; break;
-      case Dist::few_distinct: k[i] = g() % 3; break;
-      case Dist::zipf: k[i] = static_cast<std::uint64_t>(1.0 / (u(g) + 1e-6)); break;
-      default: k[i] = g(); break;
+      case Dist::sorted:
+        k[i] = global * 1000003u;
+        break;
+      case Dist::reverse:
+        k[i] = (total - global) * 1000003u;
+        break;
+      case Dist::all_equal:
+        k[i] = 42;
+        break;
+      case Dist::few_distinct:
+        k[i] = g() % 3;
+        break;
+      case Dist::zipf:
+        k[i] = static_cast<std::uint64_t>(1.0 / (u(g) + 1e-6));
+        break;
+      default:
+        k[i] = g();
+        break;
     }
   }
   return k;

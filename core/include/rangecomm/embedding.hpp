@@ -60,11 +60,10 @@ int Icomm_create_agreed(const Comm& parent, const int* ranks, int n, int serial,
 // collectives (the real parent of MPI_Comm_idup, whose idups may be started in different orders
 // on different processes for different parents). Complete when req completes; a start that
 // completes the reduction itself (a blocking MPI_Allreduce) leaves req MPI_REQUEST_NULL.
-int Icomm_create_numbered(
-    const Comm& parent, const int* ranks, int n,
-    const std::function<int(const std::uint32_t* mine, std::uint32_t* agreed, MPI_Request* req)>&
-        start,
-    Comm* out, Request* request);
+int Icomm_create_numbered(const Comm& parent, const int* ranks, int n,
+                          const std::function<int(const std::uint32_t* mine, std::uint32_t* agreed,
+                                                  MPI_Request* req)>& start,
+                          Comm* out, Request* request);
 // A copy of `of` with the same members (MPI_Comm_idup of a library communicator), made without
 // a message and complete at once: a collective of `of`, called in the same order as its other
 // collectives, whose identity comes from of's next collective sequence number.

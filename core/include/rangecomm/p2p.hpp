@@ -39,8 +39,7 @@ int Iprobe(int source, int tag, const Comm& comm, int* flag, MPI_Status* status)
 
 // Matched probes: the message is taken out of matching; receive it with Mrecv or Imrecv.
 int Mprobe(int source, int tag, const Comm& comm, Message* message, MPI_Status* status);
-int Improbe(int source, int tag, const Comm& comm, int* flag, Message* message,
-            MPI_Status* status);
+int Improbe(int source, int tag, const Comm& comm, int* flag, Message* message, MPI_Status* status);
 int Mrecv(void* buf, int count, MPI_Datatype type, Message* message, MPI_Status* status);
 int Imrecv(void* buf, int count, MPI_Datatype type, Message* message, Request* request);
 

@@ -44,7 +44,7 @@ class Request {
   int source_ = MPI_PROC_NULL;
   int tag_ = MPI_ANY_TAG;
   MPI_Request native_ = MPI_REQUEST_NULL;
-  detail::Operation* op_ = nullptr;  // holds one reference
+  detail::Operation* op_ = nullptr;   // holds one reference
   MPI_Comm errcomm_ = MPI_COMM_NULL;  // its error handler hears of failures at completion
 };
 
@@ -85,10 +85,8 @@ int Waitall(int count, Request requests[], MPI_Status statuses[]);
 int Testall(int count, Request requests[], int* flag, MPI_Status statuses[]);
 int Waitany(int count, Request requests[], int* index, MPI_Status* status);
 int Testany(int count, Request requests[], int* index, int* flag, MPI_Status* status);
-int Waitsome(int count, Request requests[], int* outcount, int indices[],
-             MPI_Status statuses[]);
-int Testsome(int count, Request requests[], int* outcount, int indices[],
-             MPI_Status statuses[]);
+int Waitsome(int count, Request requests[], int* outcount, int indices[], MPI_Status statuses[]);
+int Testsome(int count, Request requests[], int* outcount, int indices[], MPI_Status statuses[]);
 
 // Cancels a receive that has not matched yet (a later Wait reports it with
 // MPI_Test_cancelled); cancelling one that has matched has no effect. A send to another process
@@ -107,8 +105,12 @@ namespace detail {
 // thread reading it without that lock (the shim's pass-through path) reads a whole value.
 class ProgressCounter {
  public:
-  void operator++() noexcept { n_.store(n_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
-  void operator--() noexcept { n_.store(n_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed); }
+  void operator++() noexcept {
+    n_.store(n_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
+  void operator--() noexcept {
+    n_.store(n_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+  }
   bool any() const noexcept { return n_.load(std::memory_order_relaxed) != 0; }
 
  private:

@@ -60,7 +60,10 @@ void add_blocks(Plan& s, const Layout& l, int first, int n, bool send, int peer)
     if (run_count == 0) return;
     char* at = block_at(l.buf, run_offset, l.type);
     int count = static_cast<int>(run_count);
-    if (send) s.send(at, count, l.type, peer); else s.recv(at, count, l.type, peer);
+    if (send)
+      s.send(at, count, l.type, peer);
+    else
+      s.recv(at, count, l.type, peer);
     run_count = 0;
   };
   for (int j = 0; j < n; ++j) {
@@ -86,8 +89,8 @@ void add_bruck(Plan& s, const Layout& l, int rank, int size) {
 
 // Direct: the own block into place and to every other process, every other block from its
 // owner, all in one round (p - 1 messages each way; for small totals on few processes).
-void add_direct(Plan& s, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                const Layout& l, int rank, int size) {
+void add_direct(Plan& s, const void* sendbuf, int sendcount, MPI_Datatype sendtype, const Layout& l,
+                int rank, int size) {
   auto& [sends, recvs] = detail::exchange_parts(size);
   for (int j = 0; j < size; ++j)
     recvs[j] = {block_at(l.buf, l.offsets[j], l.type), l.counts[j], l.type};
@@ -100,8 +103,7 @@ void add_direct(Plan& s, const void* sendbuf, int sendcount, MPI_Datatype sendty
 
 // Whether an allgather of `total` bytes on `size` processes goes direct.
 bool direct(long long total, int size) {
-  return size <= tune::allgather_direct_procs() &&
-         total <= tune::allgather_direct_bytes();
+  return size <= tune::allgather_direct_procs() && total <= tune::allgather_direct_bytes();
 }
 
 void add_ring(Plan& s, const Layout& l, int rank, int size) {
@@ -146,7 +148,7 @@ int allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* r
     } else if (total > 0) {
       if (sendbuf != MPI_IN_PLACE)
         plan.copy(sendbuf, sendcount, sendtype, block_at(recvbuf, l.offsets[s->rank], recvtype),
-                    recvcount, recvtype);
+                  recvcount, recvtype);
       if (total < tune::allgather_short_bytes())
         add_bruck(plan, l, s->rank, s->size);
       else
@@ -180,8 +182,8 @@ void add_bruck_v(Plan& s, const void* sendbuf, int sendcount, MPI_Datatype sendt
 }
 
 int allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-               const int recvcounts[], const int displs[], MPI_Datatype recvtype,
-               const Comm& comm, Request* request, const char* fn) {
+               const int recvcounts[], const int displs[], MPI_Datatype recvtype, const Comm& comm,
+               Request* request, const char* fn) {
   detail::RangeState* s = nullptr;
   int rc = check_allgather(comm, sendbuf, sendcount, sendtype, recvbuf, recvtype, fn, &s);
   if (rc == MPI_SUCCESS && (recvcounts == nullptr || displs == nullptr))
@@ -202,7 +204,7 @@ int allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* 
     } else {
       if (sendbuf != MPI_IN_PLACE)
         plan.copy(sendbuf, sendcount, sendtype, block_at(recvbuf, displs[s->rank], recvtype),
-                    recvcounts[s->rank], recvtype);
+                  recvcounts[s->rank], recvtype);
       add_ring(plan, l, s->rank, s->size);
     }
   });
@@ -218,7 +220,8 @@ int Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* r
 
 int Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                int recvcount, MPI_Datatype recvtype, const Comm& comm, Request* request) {
-  if (!request) return detail::raise(MPI_COMM_WORLD, MPI_ERR_REQUEST, "Iallgather: request is null");
+  if (!request)
+    return detail::raise(MPI_COMM_WORLD, MPI_ERR_REQUEST, "Iallgather: request is null");
   return allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request,
                    "Iallgather");
 }
@@ -231,8 +234,8 @@ int Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* 
 }
 
 int Iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                const int recvcounts[], const int displs[], MPI_Datatype recvtype,
-                const Comm& comm, Request* request) {
+                const int recvcounts[], const int displs[], MPI_Datatype recvtype, const Comm& comm,
+                Request* request) {
   if (!request)
     return detail::raise(MPI_COMM_WORLD, MPI_ERR_REQUEST, "Iallgatherv: request is null");
   return allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,

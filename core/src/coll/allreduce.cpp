@@ -26,8 +26,8 @@ detail::Tunable allreduce_ring_bytes{"ALLREDUCE_RING_BYTES", 2 << 20};
 
 using detail::Plan;
 
-void add_recursive_doubling(Plan& s, void* buf, int count, MPI_Datatype type, MPI_Op op,
-                            int rank, int size) {
+void add_recursive_doubling(Plan& s, void* buf, int count, MPI_Datatype type, MPI_Op op, int rank,
+                            int size) {
   detail::Fold fold(size);
   void* tmp = s.scratch(count, type);
   int newrank = fold.fold_in(s, buf, tmp, count, type, op, rank, true);
@@ -80,8 +80,7 @@ void add_rabenseifner(Plan& s, const void* sendbuf, void* buf, int count, MPI_Da
 // for small messages on few processes. The vectors are combined as recursive doubling combines
 // them (below), lower ranks on the left, so a non-commutative op is honoured and floating-point
 // sums have the bits MPI's own allreduce gives.
-void add_direct(Plan& s, void* buf, int count, MPI_Datatype type, MPI_Op op, int rank,
-                int size) {
+void add_direct(Plan& s, void* buf, int count, MPI_Datatype type, MPI_Op op, int rank, int size) {
   MPI_Aint extent = detail::type_facts(type).extent;
   char* all = static_cast<char*>(s.scratch(count * size, type));
   auto slot = [&](int i) { return all + static_cast<MPI_Aint>(i) * count * extent; };
@@ -104,8 +103,8 @@ void add_direct(Plan& s, void* buf, int count, MPI_Datatype type, MPI_Op op, int
   s.copy(slot(size - 1), count, type, buf, count, type);
 }
 
-void add_ring(Plan& s, const void* sendbuf, void* buf, int count, MPI_Datatype type,
-              MPI_Op op, int rank, int size) {
+void add_ring(Plan& s, const void* sendbuf, void* buf, int count, MPI_Datatype type, MPI_Op op,
+              int rank, int size) {
   detail::Blocks blocks(buf, count, type, size);
   detail::Blocks source = detail::source_blocks(sendbuf, count, type, size);
   detail::add_ring_reduce_scatter(s, blocks, type, op, rank, size,
@@ -146,8 +145,7 @@ int allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, 
     } else if (bytes < tune::allreduce_short_bytes() || count < s->size) {
       plan.copy(sendbuf, count, type, recvbuf, count, type);
       add_recursive_doubling(plan, recvbuf, count, type, op, s->rank, s->size);
-    } else if (detail::Fold(s->size).none() ||
-               bytes < tune::allreduce_ring_bytes()) {
+    } else if (detail::Fold(s->size).none() || bytes < tune::allreduce_ring_bytes()) {
       add_rabenseifner(plan, sendbuf, recvbuf, count, type, op, s->rank, s->size);
     } else {  // Rabenseifner's fold-in would move the whole vector twice more
       add_ring(plan, sendbuf, recvbuf, count, type, op, s->rank, s->size);
@@ -164,7 +162,8 @@ int Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, 
 
 int Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
                const Comm& comm, Request* request) {
-  if (!request) return detail::raise(MPI_COMM_WORLD, MPI_ERR_REQUEST, "Iallreduce: request is null");
+  if (!request)
+    return detail::raise(MPI_COMM_WORLD, MPI_ERR_REQUEST, "Iallreduce: request is null");
   return allreduce(sendbuf, recvbuf, count, type, op, comm, request, "Iallreduce");
 }
 

@@ -24,10 +24,10 @@ detail::Tunable alltoall_pairwise_bytes{"ALLTOALL_PAIRWISE_BYTES", 1 << 20};
 detail::Tunable alltoallv_linear_max_size{"ALLTOALLV_LINEAR_MAX_SIZE", 32};
 }  // namespace tune
 
-using detail::Plan;
+using detail::add_exchange;
 using detail::bytes_of;
 using detail::Part;
-using detail::add_exchange;
+using detail::Plan;
 
 MPI_Aint extent_of(MPI_Datatype type) { return detail::type_facts(type).extent; }
 
@@ -138,8 +138,8 @@ int check_parts(const detail::RangeState& s, const int counts[], const int displ
       return detail::raise(s.errcomm(), MPI_ERR_COUNT, "%s: %s count %d for rank %d is negative",
                            fn, side, counts[j], j);
     if (need_types && types[j] == MPI_DATATYPE_NULL)
-      return detail::raise(s.errcomm(), MPI_ERR_TYPE, "%s: %s type for rank %d is MPI_DATATYPE_NULL",
-                           fn, side, j);
+      return detail::raise(s.errcomm(), MPI_ERR_TYPE,
+                           "%s: %s type for rank %d is MPI_DATATYPE_NULL", fn, side, j);
   }
   return MPI_SUCCESS;
 }
@@ -228,23 +228,23 @@ int Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* r
 int Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
               MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
               MPI_Datatype recvtype, const Comm& comm) {
-  return alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                   recvtype, comm, nullptr, "Alltoallv");
+  return alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
+                   comm, nullptr, "Alltoallv");
 }
 
 int Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
-               MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
-               const int rdispls[], MPI_Datatype recvtype, const Comm& comm, Request* request) {
+               MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
+               MPI_Datatype recvtype, const Comm& comm, Request* request) {
   if (!request) return null_request("Ialltoallv");
-  return alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                   recvtype, comm, request, "Ialltoallv");
+  return alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
+                   comm, request, "Ialltoallv");
 }
 
 int Alltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
               const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
               const int rdispls[], const MPI_Datatype recvtypes[], const Comm& comm) {
-  return alltoallw_checked(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
-                           rdispls, recvtypes, comm, nullptr, "Alltoallw");
+  return alltoallw_checked(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                           recvtypes, comm, nullptr, "Alltoallw");
 }
 
 int Ialltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
@@ -252,8 +252,8 @@ int Ialltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
                const int rdispls[], const MPI_Datatype recvtypes[], const Comm& comm,
                Request* request) {
   if (!request) return null_request("Ialltoallw");
-  return alltoallw_checked(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
-                           rdispls, recvtypes, comm, request, "Ialltoallw");
+  return alltoallw_checked(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                           recvtypes, comm, request, "Ialltoallw");
 }
 
 }  // namespace rangecomm

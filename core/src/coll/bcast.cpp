@@ -13,17 +13,20 @@
 
 namespace rangecomm::detail {
 
-void add_chain_bcast(Plan& s, void* buf, int count, MPI_Datatype type, int root, int rank,
-                     int size, int segment_count) {
+void add_chain_bcast(Plan& s, void* buf, int count, MPI_Datatype type, int root, int rank, int size,
+                     int segment_count) {
   MPI_Aint extent = type_facts(type).extent;
   int v = relative(rank, root, size);
   int segments = (count + segment_count - 1) / segment_count;
-  auto segment = [&](int k) { return static_cast<char*>(buf) + static_cast<MPI_Aint>(k) * segment_count * extent; };
+  auto segment = [&](int k) {
+    return static_cast<char*>(buf) + static_cast<MPI_Aint>(k) * segment_count * extent;
+  };
   auto length = [&](int k) { return k + 1 < segments ? segment_count : count - k * segment_count; };
   // Round t: receive segment t from the previous process, pass segment t-1 on to the next.
   for (int t = 0; t <= segments; ++t) {
     if (v > 0 && t < segments) s.recv(segment(t), length(t), type, absolute(v - 1, root, size));
-    if (v + 1 < size && t > 0) s.send(segment(t - 1), length(t - 1), type, absolute(v + 1, root, size));
+    if (v + 1 < size && t > 0)
+      s.send(segment(t - 1), length(t - 1), type, absolute(v + 1, root, size));
     s.end_round();
   }
 }
@@ -95,8 +98,8 @@ bool flat_bcast(const detail::RangeState& s, long long bytes) {
   return from > 0 && bytes >= from && s.size <= tune::bcast_flat_procs();
 }
 
-void add_flat_bcast(detail::Plan& plan, void* buf, int count, MPI_Datatype type, int root,
-                    int rank, int size) {
+void add_flat_bcast(detail::Plan& plan, void* buf, int count, MPI_Datatype type, int root, int rank,
+                    int size) {
   if (rank != root) {
     plan.recv(buf, count, type, root);
     return;
@@ -165,8 +168,7 @@ int Bcast(void* buf, int count, MPI_Datatype type, int root, const Comm& comm) {
   return bcast(buf, count, type, root, comm, nullptr, "Bcast");
 }
 
-int Ibcast(void* buf, int count, MPI_Datatype type, int root, const Comm& comm,
-           Request* request) {
+int Ibcast(void* buf, int count, MPI_Datatype type, int root, const Comm& comm, Request* request) {
   if (!request) return detail::raise(MPI_COMM_WORLD, MPI_ERR_REQUEST, "Ibcast: request is null");
   return bcast(buf, count, type, root, comm, request, "Ibcast");
 }

@@ -63,8 +63,8 @@ int run_schedule(const Comm& comm, SchedulePtr schedule, Request* request) {
   return request ? MPI_SUCCESS : Wait(&local, MPI_STATUS_IGNORE);
 }
 
-void add_ring_reduce_scatter(Plan& s, const Blocks& blocks, MPI_Datatype type, MPI_Op op,
-                             int rank, int size, const Blocks* source) {
+void add_ring_reduce_scatter(Plan& s, const Blocks& blocks, MPI_Datatype type, MPI_Op op, int rank,
+                             int size, const Blocks* source) {
   int right = (rank + 1) % size, left = (rank - 1 + size) % size;
   void* tmp = source ? nullptr : s.scratch(blocks.largest(), type);
   // After step k this process holds k + 2 contributions to block (rank - k - 1). Every block
@@ -82,8 +82,8 @@ void add_ring_reduce_scatter(Plan& s, const Blocks& blocks, MPI_Datatype type, M
   s.end_round();
 }
 
-int Fold::fold_in(Plan& s, void* buf, void* tmp, int count, MPI_Datatype type, MPI_Op op,
-                  int rank, bool result_back) const {
+int Fold::fold_in(Plan& s, void* buf, void* tmp, int count, MPI_Datatype type, MPI_Op op, int rank,
+                  bool result_back) const {
   int nr = newrank(rank);
   if (rank >= 2 * rem) return nr;
   if (nr < 0) {
@@ -149,7 +149,8 @@ void add_bcast(Plan& s, void* buf, int count, MPI_Datatype type, int root, int r
   MPI_Aint extent = piece_count < count ? type_facts(type).extent : 0;  // past the first piece
   auto each_piece = [&](auto&& post) {
     for (int at = 0; at < count; at += piece_count)
-      post(static_cast<char*>(buf) + static_cast<MPI_Aint>(at) * extent, std::min(piece_count, count - at));
+      post(static_cast<char*>(buf) + static_cast<MPI_Aint>(at) * extent,
+           std::min(piece_count, count - at));
   };
   int v = relative(rank, root, size);
   int mask = 1;
@@ -175,8 +176,8 @@ ExchangeParts& exchange_parts(int size) {
   return parts;
 }
 
-void add_exchange(Plan& s, std::vector<Part>& sends, const std::vector<Part>& recvs,
-                  bool in_place, bool pairwise, int rank, int size) {
+void add_exchange(Plan& s, std::vector<Part>& sends, const std::vector<Part>& recvs, bool in_place,
+                  bool pairwise, int rank, int size) {
   if (in_place) {
     for (int j = 0; j < size; ++j) {
       if (j == rank || recvs[j].empty()) continue;

@@ -105,8 +105,8 @@ ExchangeParts& exchange_parts(int size);
 // block leaves through a scratch copy made before anything arrives, and the own block stays
 // where it is. Used by the all-to-all family and the direct (one-round) algorithms.
 // `sends` is overwritten with the scratch copies when in place.
-void add_exchange(Plan& s, std::vector<Part>& sends, const std::vector<Part>& recvs,
-                  bool in_place, bool pairwise, int rank, int size);
+void add_exchange(Plan& s, std::vector<Part>& sends, const std::vector<Part>& recvs, bool in_place,
+                  bool pairwise, int rank, int size);
 
 // The binomial tree on ranks relative to the root: v's parent is v without its lowest set bit;
 // its children are v + m for powers of two m below that bit; v's subtree is v .. v + span - 1.
@@ -150,8 +150,8 @@ inline Blocks source_blocks(const void* sendbuf, int count, MPI_Datatype type, i
 // which block (rank + 1) % size of buf holds the full reduction of that block. With `source`
 // (the caller's vector in the same layout, not overlapping buf), buf need not start as a copy
 // of it: its own block (rank) is then never written.
-void add_ring_reduce_scatter(Plan& s, const Blocks& blocks, MPI_Datatype type, MPI_Op op,
-                             int rank, int size, const Blocks* source = nullptr);
+void add_ring_reduce_scatter(Plan& s, const Blocks& blocks, MPI_Datatype type, MPI_Op op, int rank,
+                             int size, const Blocks* source = nullptr);
 
 // Recursive halving and doubling on any number of processes: the ranks beyond the largest
 // power of two pof2 fold in first (of the first 2 * rem ranks, each even one hands its vector to
@@ -176,8 +176,8 @@ struct Fold {
   // receives the result from rank + 1 into buf at the end: fold_out's send in an allreduce, the
   // final send of a reduce whose root sat out); its partner reduces it into buf through tmp
   // (count elements). Returns newrank(rank).
-  int fold_in(Plan& s, void* buf, void* tmp, int count, MPI_Datatype type, MPI_Op op,
-              int rank, bool result_back) const;
+  int fold_in(Plan& s, void* buf, void* tmp, int count, MPI_Datatype type, MPI_Op op, int rank,
+              bool result_back) const;
   // Appends the result's way back to the ranks that sat out.
   void fold_out(Plan& s, const void* buf, int count, MPI_Datatype type, int rank) const;
 };
@@ -209,8 +209,8 @@ inline int span_length(const Blocks& b, int lo, int hi) {
 }
 
 // Appends a pipelined chain broadcast in segments of segment_count elements.
-void add_chain_bcast(Plan& s, void* buf, int count, MPI_Datatype type, int root, int rank,
-                     int size, int segment_count);
+void add_chain_bcast(Plan& s, void* buf, int count, MPI_Datatype type, int root, int rank, int size,
+                     int segment_count);
 // Appends a binomial-tree reduction to root (rank order kept for non-commutative ops); on the
 // root the result lands in recvbuf. sendbuf may equal recvbuf on the root (in place).
 void add_reduce(Plan& s, const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,

@@ -39,8 +39,7 @@ void add_tree_root(Plan& s, const void* sendbuf, int sendcount, MPI_Datatype sen
   for (int m = 1; m < size; m <<= 1) {
     int first = (root + m) % size, span = subtree_span(m, size);
     int head = std::min(span, size - first);  // blocks before the wrap
-    s.recv(block_at(recvbuf, 1LL * first * recvcount, recvtype), head * recvcount, recvtype,
-           first);
+    s.recv(block_at(recvbuf, 1LL * first * recvcount, recvtype), head * recvcount, recvtype, first);
     if (head < span) s.recv(recvbuf, (span - head) * recvcount, recvtype, first);
   }
 }
@@ -88,9 +87,9 @@ void add_tree_member(Plan& s, const void* sendbuf, int sendcount, MPI_Datatype s
   if (head < span) s.send(at(head), (span - head) * count, type, parent);
 }
 
-void add_linear(Plan& s, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                void* recvbuf, const int* recvcounts, const int* displs, MPI_Datatype recvtype,
-                int root, int rank, int size) {
+void add_linear(Plan& s, const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                const int* recvcounts, const int* displs, MPI_Datatype recvtype, int root, int rank,
+                int size) {
   if (rank != root) {
     if (bytes_of(sendcount, sendtype) > 0) s.send(sendbuf, sendcount, sendtype, root);
     return;
@@ -106,12 +105,11 @@ void add_linear(Plan& s, const void* sendbuf, int sendcount, MPI_Datatype sendty
   }
 }
 
-int gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-           int recvcount, MPI_Datatype recvtype, int root, const Comm& comm, Request* request,
-           const char* fn) {
+int gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+           MPI_Datatype recvtype, int root, const Comm& comm, Request* request, const char* fn) {
   detail::RangeState* s = nullptr;
-  int rc = detail::check_rooted(comm, sendbuf, sendcount, sendtype, recvbuf, "recvbuf", root, fn,
-                                &s);
+  int rc =
+      detail::check_rooted(comm, sendbuf, sendcount, sendtype, recvbuf, "recvbuf", root, fn, &s);
   bool is_root = rc == MPI_SUCCESS && s->rank == root;
   if (is_root) rc = detail::check_buffer(*s, recvcount, recvtype, fn);
   if (rc != MPI_SUCCESS) return rc;
@@ -144,8 +142,8 @@ int gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* rec
             const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
             const Comm& comm, Request* request, const char* fn) {
   detail::RangeState* s = nullptr;
-  int rc = detail::check_rooted(comm, sendbuf, sendcount, sendtype, recvbuf, "recvbuf", root, fn,
-                                &s);
+  int rc =
+      detail::check_rooted(comm, sendbuf, sendcount, sendtype, recvbuf, "recvbuf", root, fn, &s);
   if (rc != MPI_SUCCESS) return rc;
   if (s->rank == root) {
     if (recvcounts == nullptr || displs == nullptr)
@@ -162,14 +160,14 @@ int gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* rec
 
 }  // namespace
 
-int Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-           int recvcount, MPI_Datatype recvtype, int root, const Comm& comm) {
+int Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+           MPI_Datatype recvtype, int root, const Comm& comm) {
   return gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, nullptr,
                 "Gather");
 }
 
-int Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-            int recvcount, MPI_Datatype recvtype, int root, const Comm& comm, Request* request) {
+int Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+            MPI_Datatype recvtype, int root, const Comm& comm, Request* request) {
   if (!request) return detail::raise(MPI_COMM_WORLD, MPI_ERR_REQUEST, "Igather: request is null");
   return gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request,
                 "Igather");

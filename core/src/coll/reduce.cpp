@@ -98,7 +98,8 @@ int reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI
   if (rc != MPI_SUCCESS) return rc;
   if (sendbuf == MPI_IN_PLACE) {
     if (s->rank != root)
-      return detail::raise(s->errcomm(), MPI_ERR_BUFFER, "%s: MPI_IN_PLACE is only for the root", fn);
+      return detail::raise(s->errcomm(), MPI_ERR_BUFFER, "%s: MPI_IN_PLACE is only for the root",
+                           fn);
     sendbuf = recvbuf;
   } else if (s->rank == root && sendbuf == recvbuf && count > 0) {
     return detail::raise(s->errcomm(), MPI_ERR_BUFFER,
@@ -109,11 +110,9 @@ int reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI
     long long bytes = detail::bytes_of(count, type);
     if (count == 0) {
       // nothing to do
-    } else if (bytes < tune::reduce_short_bytes() || count < s->size ||
-               !detail::commutative(op)) {
+    } else if (bytes < tune::reduce_short_bytes() || count < s->size || !detail::commutative(op)) {
       detail::add_reduce(plan, sendbuf, recvbuf, count, type, op, root, s->rank, s->size);
-    } else if (detail::Fold(s->size).none() ||
-               bytes < tune::reduce_ring_bytes()) {
+    } else if (detail::Fold(s->size).none() || bytes < tune::reduce_ring_bytes()) {
       add_rabenseifner_reduce(plan, sendbuf, recvbuf, count, type, op, root, s->rank, s->size);
     } else {
       add_ring_reduce(plan, sendbuf, recvbuf, count, type, op, root, s->rank, s->size);
@@ -128,8 +127,8 @@ int Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI
   return reduce(sendbuf, recvbuf, count, type, op, root, comm, nullptr, "Reduce");
 }
 
-int Ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
-            int root, const Comm& comm, Request* request) {
+int Ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, int root,
+            const Comm& comm, Request* request) {
   if (!request) return detail::raise(MPI_COMM_WORLD, MPI_ERR_REQUEST, "Ireduce: request is null");
   return reduce(sendbuf, recvbuf, count, type, op, root, comm, request, "Ireduce");
 }

@@ -42,8 +42,8 @@ void recv_nonempty(Plan& s, void* buf, int count, MPI_Datatype type, int peer) {
 // MPICH's recursive halving. After folding, process `newrank` of the pof2 survivors owns new
 // block newrank: old blocks 2i and 2i + 1 for i < rem (the pair that folded), old block i + rem
 // after. Each step halves the range of new blocks this process is responsible for.
-void add_halving(Plan& s, const void* in, void* recvbuf, const Blocks& b, MPI_Op op,
-                 int rank, int size) {
+void add_halving(Plan& s, const void* in, void* recvbuf, const Blocks& b, MPI_Op op, int rank,
+                 int size) {
   int pof2 = 1;
   while (pof2 * 2 <= size) pof2 *= 2;
   int rem = size - pof2;
@@ -94,8 +94,8 @@ void add_halving(Plan& s, const void* in, void* recvbuf, const Blocks& b, MPI_Op
 
 // Round k: block r + k goes to its owner, this process's block comes from r - k. In place the
 // result collects in scratch, as the input's blocks are still being sent.
-void add_pairwise(Plan& s, const void* in, void* recvbuf, bool in_place, const Blocks& b,
-                  MPI_Op op, int rank, int size) {
+void add_pairwise(Plan& s, const void* in, void* recvbuf, bool in_place, const Blocks& b, MPI_Op op,
+                  int rank, int size) {
   MPI_Datatype t = b.type;
   int mine = b.counts[rank];
   void* acc = in_place ? s.scratch(mine, t) : recvbuf;
@@ -112,8 +112,8 @@ void add_pairwise(Plan& s, const void* in, void* recvbuf, bool in_place, const B
   s.end_round();
 }
 
-void add_reduce_then_scatter(Plan& s, const void* in, void* recvbuf, const Blocks& b,
-                             MPI_Op op, int rank, int size) {
+void add_reduce_then_scatter(Plan& s, const void* in, void* recvbuf, const Blocks& b, MPI_Op op,
+                             int rank, int size) {
   MPI_Datatype t = b.type;
   void* full = rank == 0 ? s.scratch(b.total, t) : nullptr;
   detail::add_reduce(s, in, full, b.total, t, op, 0, rank, size);
@@ -190,8 +190,8 @@ int Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[], M
   return reduce_scatter(sendbuf, recvbuf, recvcounts, type, op, comm, nullptr, "Reduce_scatter");
 }
 
-int Ireduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
-                    MPI_Datatype type, MPI_Op op, const Comm& comm, Request* request) {
+int Ireduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype type,
+                    MPI_Op op, const Comm& comm, Request* request) {
   if (!request) return null_request("Ireduce_scatter");
   return reduce_scatter(sendbuf, recvbuf, recvcounts, type, op, comm, request, "Ireduce_scatter");
 }

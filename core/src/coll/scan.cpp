@@ -4,7 +4,8 @@
 //   segment once, and in back-to-back scans rank 0 never waits. Chosen for small ranges and
 //   long vectors.
 // - Recursive doubling, ceil(log2 p) exchanges of the whole vector, for short vectors on many
-//   processes. In step `mask` each process swaps with rank ^ mask the reduction of its aligned block of
+//   processes. In step `mask` each process swaps with rank ^ mask the reduction of its aligned
+//   block of
 // `mask` ranks (`partial`, what it forwards). A block from below is a prefix of everything this
 // process has so far: it goes in front of both the result and the partial. A block from above
 // goes behind the partial only. So every reduction is lower ranks first, as a non-commutative
@@ -38,8 +39,8 @@ bool partial_needed_after(int mask, int rank, int size) {
 // Inclusive: recvbuf = x0 op ... op x(rank). Exclusive: recvbuf = x0 op ... op x(rank-1), and
 // rank 0's recvbuf is never written. sendbuf may equal recvbuf (in place): it is read into the
 // partial before the result is first written.
-void add_scan(Plan& s, const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
-              MPI_Op op, int rank, int size, bool exclusive) {
+void add_scan(Plan& s, const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
+              int rank, int size, bool exclusive) {
   void* partial = s.scratch(count, type);
   void* incoming = s.scratch(count, type);
   s.copy(sendbuf, count, type, partial, count, type);
@@ -86,7 +87,8 @@ void add_chain_scan(Plan& s, const void* sendbuf, void* recvbuf, int count, MPI_
   bool straight = !exclusive && !first && sendbuf != recvbuf && detail::commutative(op);
   bool need_work = exclusive ? !first && !last : !first && !straight;
   void* work[2] = {nullptr, nullptr};
-  for (int b = 0; b < std::min(segments, 2) && need_work; ++b) work[b] = s.scratch(segment_count, type);
+  for (int b = 0; b < std::min(segments, 2) && need_work; ++b)
+    work[b] = s.scratch(segment_count, type);
   if (!exclusive && !straight) s.copy(sendbuf, count, type, recvbuf, count, type);
   for (int t = 0; t <= segments; ++t) {
     if (t > 0 && !first) {
@@ -121,13 +123,12 @@ int scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_O
   if (sendbuf == MPI_IN_PLACE) sendbuf = recvbuf;
   return detail::run(comm, request, [&](detail::Plan& plan) {
     long long bytes = detail::bytes_of(count, type);
-    bool chain = s->size <= tune::scan_chain_max_size() ||
-                 bytes >= tune::scan_chain_bytes();
+    bool chain = s->size <= tune::scan_chain_max_size() || bytes >= tune::scan_chain_bytes();
     if (count > 0 && s->size > 1 && chain) {
       int type_size = detail::type_facts(type).size;
       long long segment_bytes = std::max(1LL, tune::scan_segment_bytes());
-      int segment_count = static_cast<int>(std::clamp(segment_bytes / std::max(type_size, 1), 1LL,
-                                                      static_cast<long long>(count)));
+      int segment_count = static_cast<int>(
+          std::clamp(segment_bytes / std::max(type_size, 1), 1LL, static_cast<long long>(count)));
       add_chain_scan(plan, sendbuf, recvbuf, count, type, op, s->rank, s->size, exclusive,
                      segment_count);
     } else if (count > 0 && s->size > 1) {

@@ -39,8 +39,7 @@ void add_tree_root(Plan& s, const void* sendbuf, int sendcount, MPI_Datatype sen
     s.send(block_at(sendbuf, 1LL * child * sendcount, sendtype), sendcount, sendtype, child);
     if (rest == 0) continue;
     int first = (child + 1) % size, head = std::min(rest, size - first);  // before the wrap
-    s.send(block_at(sendbuf, 1LL * first * sendcount, sendtype), head * sendcount, sendtype,
-           child);
+    s.send(block_at(sendbuf, 1LL * first * sendcount, sendtype), head * sendcount, sendtype, child);
     if (head < rest) s.send(sendbuf, (rest - head) * sendcount, sendtype, child);
   }
 }
@@ -101,12 +100,11 @@ void add_linear(Plan& s, const void* sendbuf, const int* sendcounts, const int* 
   }
 }
 
-int scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-            int recvcount, MPI_Datatype recvtype, int root, const Comm& comm, Request* request,
-            const char* fn) {
+int scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+            MPI_Datatype recvtype, int root, const Comm& comm, Request* request, const char* fn) {
   detail::RangeState* s = nullptr;
-  int rc = detail::check_rooted(comm, recvbuf, recvcount, recvtype, sendbuf, "sendbuf", root, fn,
-                                &s);
+  int rc =
+      detail::check_rooted(comm, recvbuf, recvcount, recvtype, sendbuf, "sendbuf", root, fn, &s);
   bool is_root = rc == MPI_SUCCESS && s->rank == root;
   if (is_root) rc = detail::check_buffer(*s, sendcount, sendtype, fn);
   if (rc != MPI_SUCCESS) return rc;
@@ -135,12 +133,12 @@ int scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* rec
   });
 }
 
-int scatterv(const void* sendbuf, const int sendcounts[], const int displs[],
-             MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, int root,
-             const Comm& comm, Request* request, const char* fn) {
+int scatterv(const void* sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
+             void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, const Comm& comm,
+             Request* request, const char* fn) {
   detail::RangeState* s = nullptr;
-  int rc = detail::check_rooted(comm, recvbuf, recvcount, recvtype, sendbuf, "sendbuf", root, fn,
-                                &s);
+  int rc =
+      detail::check_rooted(comm, recvbuf, recvcount, recvtype, sendbuf, "sendbuf", root, fn, &s);
   if (rc != MPI_SUCCESS) return rc;
   if (s->rank == root) {
     if (sendcounts == nullptr || displs == nullptr)
@@ -157,8 +155,8 @@ int scatterv(const void* sendbuf, const int sendcounts[], const int displs[],
 
 }  // namespace
 
-int Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-            int recvcount, MPI_Datatype recvtype, int root, const Comm& comm) {
+int Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+            MPI_Datatype recvtype, int root, const Comm& comm) {
   return scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, nullptr,
                  "Scatter");
 }
@@ -170,16 +168,15 @@ int Iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* re
                  "Iscatter");
 }
 
-int Scatterv(const void* sendbuf, const int sendcounts[], const int displs[],
-             MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, int root,
-             const Comm& comm) {
+int Scatterv(const void* sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
+             void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, const Comm& comm) {
   return scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm,
                   nullptr, "Scatterv");
 }
 
 int Iscatterv(const void* sendbuf, const int sendcounts[], const int displs[],
-              MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
-              int root, const Comm& comm, Request* request) {
+              MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+              const Comm& comm, Request* request) {
   if (!request) return detail::raise(MPI_COMM_WORLD, MPI_ERR_REQUEST, "Iscatterv: request is null");
   return scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm,
                   request, "Iscatterv");

@@ -119,7 +119,8 @@ class Engine {
           err = poll_exchange(ctx_, t, &ready);
           if (err == MPI_SUCCESS && ready) err = finish_level(t);
           break;
-        case Phase::done: return MPI_SUCCESS;
+        case Phase::done:
+          return MPI_SUCCESS;
       }
       if (err != MPI_SUCCESS) return err;
       if (!ready) return MPI_SUCCESS;

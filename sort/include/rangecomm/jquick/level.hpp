@@ -69,7 +69,7 @@ enum class Phase { counts, samples, split_counts, exchange, done };
 // This process's share of one side (small = 0, large = 1) of a level's partition.
 template <class T>
 struct Side {
-  std::vector<T> buf;       // global positions lo..lo+buf.size()-1
+  std::vector<T> buf;  // global positions lo..lo+buf.size()-1
   std::int64_t lo = 0;
   std::int64_t filled = 0;  // elements arrived
   // Exact placement: the global position of each member's first element of this side, how
@@ -185,8 +185,8 @@ void finish_slots(Task<T, B>& t, const SlotLayout& L) {
   const std::size_t block = member_bytes(L, 0);
   t.slots_out = t.slots_in;
   for (int i = 0; i < q; ++i)
-    if (i != r) unpack_member(L, i, &t.slots_packed[static_cast<std::size_t>(i) * block],
-                              t.slots_out.data());
+    if (i != r)
+      unpack_member(L, i, &t.slots_packed[static_cast<std::size_t>(i) * block], t.slots_out.data());
   std::vector<unsigned char>().swap(t.slots_packed);
 }
 
@@ -394,8 +394,8 @@ int post_side_receives(C& ctx, Task<T, B>& t, int tag, Side<T>& side) {
     if (i == me || from >= to) continue;
     const std::int64_t at = side.place_from(i, to - from);
     if (at < 0) return MPI_ERR_INTERN;  // members disagree on the layout: a bug
-    int err = post_recv(ctx.b, &side.buf[at], (to - from) * static_cast<std::int64_t>(sizeof(T)),
-                        i, tag, t.comm, ctx.max_chunk, t.reqs);
+    int err = post_recv(ctx.b, &side.buf[at], (to - from) * static_cast<std::int64_t>(sizeof(T)), i,
+                        tag, t.comm, ctx.max_chunk, t.reqs);
     if (err != MPI_SUCCESS) return err;
   }
   return MPI_SUCCESS;

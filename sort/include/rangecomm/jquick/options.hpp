@@ -64,9 +64,12 @@ class SortError : public std::runtime_error {
 
 inline const char* to_string(SortBackend backend) {
   switch (backend) {
-    case SortBackend::range: return "range";
-    case SortBackend::native_create_group: return "create_group";
-    case SortBackend::native_split: return "split";
+    case SortBackend::range:
+      return "range";
+    case SortBackend::native_create_group:
+      return "create_group";
+    case SortBackend::native_split:
+      return "split";
   }
   return "?";
 }

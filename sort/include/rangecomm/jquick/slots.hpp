@@ -98,8 +98,8 @@ inline void unpack_member(const SlotLayout& L, int i, const unsigned char* packe
 // Samples per member of a side, so that the whole buffer stays far below INT_MAX bytes.
 inline std::int64_t slot_samples(std::int64_t total_samples, int q, std::size_t elem, int sides) {
   std::int64_t per = (total_samples + q - 1) / q;
-  std::int64_t cap = (INT_MAX / 4) / (static_cast<std::int64_t>(q) * sides *
-                                      (8 + static_cast<std::int64_t>(elem)));
+  std::int64_t cap = (INT_MAX / 4) /
+                     (static_cast<std::int64_t>(q) * sides * (8 + static_cast<std::int64_t>(elem)));
   return std::max<std::int64_t>(1, std::min(per, cap));
 }
 
@@ -155,8 +155,9 @@ bool slot_pivot(const std::vector<unsigned char>& b, const SlotLayout& L, int si
     }
   }
   if (e.empty()) return false;
-  std::sort(e.begin(), e.end(),
-            [&](const Entry& x, const Entry& y) { return ord.less(x.value, x.pos, y.value, y.pos); });
+  std::sort(e.begin(), e.end(), [&](const Entry& x, const Entry& y) {
+    return ord.less(x.value, x.pos, y.value, y.pos);
+  });
   // The first element with at least half the weight before it: with a sample that is all of
   // the side (small groups), exactly half the elements (rounded down) are smaller than it.
   const double half = std::floor(total / 2);
