@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "mpi_test.hpp"
-#include "reduce_local.hpp"
-#include "schedule.hpp"
+#include "sched/schedule.hpp"
+#include "util/reduce_local.hpp"
 
 namespace {
 

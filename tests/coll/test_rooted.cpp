@@ -8,9 +8,9 @@
 #include <utility>
 
 #include "coll_util.hpp"
-#include "matching.hpp"
+#include "p2p/matching.hpp"
 #include "rangecomm/embedding.hpp"
-#include "tag_layout.hpp"
+#include "wire/tag_layout.hpp"
 
 using namespace colltest;
 using rangecomm::Request;

@@ -2,10 +2,10 @@
 #include <set>
 #include <utility>
 
-#include "comm_id.hpp"
+#include "comm/range.hpp"
 #include "mpi_test.hpp"
-#include "range.hpp"
-#include "tag_layout.hpp"
+#include "wire/comm_id.hpp"
+#include "wire/tag_layout.hpp"
 
 using rangecomm::detail::CommId;
 using rangecomm::detail::TagLayout;

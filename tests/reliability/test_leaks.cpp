@@ -18,7 +18,7 @@
 #include <numeric>
 #include <vector>
 
-#include "range.hpp"
+#include "comm/range.hpp"
 #include "rel_util.hpp"
 
 using rangecomm::Comm;

@@ -1,9 +1,9 @@
 // Barrier. Up to BARRIER_DIRECT_PROCS processes (default 8): every process sends an empty
 // message to every other one, one round. Beyond: dissemination, ceil(log2 p) rounds of empty
 // messages, any p.
-#include "common.hpp"
+#include "coll/common.hpp"
+#include "coll/tuning.hpp"
 #include "rangecomm/collectives.hpp"
-#include "tuning.hpp"
 
 namespace rangecomm {
 

@@ -6,10 +6,10 @@
 #include <algorithm>
 #include <climits>
 
-#include "../channel.hpp"
-#include "common.hpp"
+#include "coll/common.hpp"
+#include "coll/tuning.hpp"
 #include "rangecomm/collectives.hpp"
-#include "tuning.hpp"
+#include "wire/channel.hpp"
 
 namespace rangecomm::detail {
 

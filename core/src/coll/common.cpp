@@ -1,8 +1,8 @@
-#include "common.hpp"
+#include "coll/common.hpp"
 
-#include "../errors.hpp"
-#include "../matching.hpp"
-#include "../request_access.hpp"
+#include "engine/request_access.hpp"
+#include "p2p/matching.hpp"
+#include "util/errors.hpp"
 
 namespace rangecomm::detail {
 

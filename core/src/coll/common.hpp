@@ -8,11 +8,11 @@
 #include <utility>
 #include <vector>
 
-#include "../errors.hpp"
-#include "../schedule.hpp"
-#include "../type_facts.hpp"
 #include "rangecomm/comm.hpp"
 #include "rangecomm/request.hpp"
+#include "sched/schedule.hpp"
+#include "util/errors.hpp"
+#include "util/type_facts.hpp"
 
 namespace rangecomm::detail {
 

@@ -10,9 +10,9 @@
 #include <climits>
 #include <vector>
 
-#include "common.hpp"
+#include "coll/common.hpp"
+#include "coll/tuning.hpp"
 #include "rangecomm/collectives.hpp"
-#include "tuning.hpp"
 
 namespace rangecomm {
 

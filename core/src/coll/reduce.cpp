@@ -4,9 +4,9 @@
 // two and very long messages, a ring reduce-scatter and each block sent to the root. On shared
 // memory the binomial tree moves the least data in total (p - 1 messages), so it wins up to
 // several MiB there; the thresholds move long messages to the others.
-#include "common.hpp"
+#include "coll/common.hpp"
+#include "coll/tuning.hpp"
 #include "rangecomm/collectives.hpp"
-#include "tuning.hpp"
 
 namespace rangecomm {
 

@@ -7,9 +7,9 @@
 #include <climits>
 #include <vector>
 
-#include "common.hpp"
+#include "coll/common.hpp"
+#include "coll/tuning.hpp"
 #include "rangecomm/collectives.hpp"
-#include "tuning.hpp"
 
 namespace rangecomm {
 

@@ -13,9 +13,9 @@
 #include <algorithm>
 #include <utility>
 
-#include "common.hpp"
+#include "coll/common.hpp"
+#include "coll/tuning.hpp"
 #include "rangecomm/collectives.hpp"
-#include "tuning.hpp"
 
 namespace rangecomm {
 

@@ -1,4 +1,4 @@
-#include "tuning.hpp"
+#include "coll/tuning.hpp"
 
 #include <cstdlib>
 #include <string>

@@ -13,13 +13,12 @@
 #include <utility>
 #include <vector>
 
-#include "comm_id.hpp"
-#include "tag_layout.hpp"
+#include "wire/comm_id.hpp"
+#include "wire/tag_layout.hpp"
 
 namespace rangecomm::detail {
 
 struct RangeState;
-class ChildCounts;
 
 // A message removed from MPI's queue by MPI_Improbe that no posted receive wanted yet. A
 // collective message that came inside its sender's binding (TagLayout::bind_with_data) is no
@@ -87,8 +86,10 @@ class Channel {
   int acquire_slot(int lane);
   void release_slot(int slot);
 
-  // Bindings peers sent: root rank `source` sends communicator `id` under `slot`.
-  void bind(int source, int slot, const CommId& id);
+  // Bindings peers sent: root rank `source` sends communicator `id` under `slot`. Returns true
+  // when the slot named another communicator before, *replaced (the peer freed that one and
+  // reuses the slot: everything it sent under the old binding came before this message).
+  bool bind(int source, int slot, const CommId& id, CommId* replaced);
   const CommId* bound_comm(int source, int slot) const;
   int bound_slot(int source, const CommId& id) const;  // -1 when unknown
   // Headers of messages `source` sent on `lane` without a slot, whose data has not been taken
@@ -98,8 +99,8 @@ class Channel {
   }
 
   // Communicators of this process by identity (those that have had traffic).
-  void enroll(RangeState* range);
-  void withdraw(RangeState* range);
+  void enroll(const CommId& id, RangeState* range);
+  void withdraw(const CommId& id, const RangeState* range);
   RangeState* find(const CommId& id) const;
 
   // Messages taken out of MPI that no receive wanted yet, in arrival order.

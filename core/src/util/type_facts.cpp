@@ -1,4 +1,4 @@
-#include "type_facts.hpp"
+#include "util/type_facts.hpp"
 
 namespace rangecomm::detail {
 

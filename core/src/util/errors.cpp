@@ -1,4 +1,4 @@
-#include "errors.hpp"
+#include "util/errors.hpp"
 
 #include <array>
 #include <cstdarg>

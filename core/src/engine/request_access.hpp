@@ -1,7 +1,7 @@
 // Building and reading Request and Message objects inside the library.
 #pragma once
 
-#include "matching.hpp"
+#include "engine/operation.hpp"
 #include "rangecomm/request.hpp"
 
 namespace rangecomm::detail {
@@ -44,12 +44,12 @@ struct RequestAccess {
     m->tag_ = tag;
     m->errcomm_ = errcomm;
   }
-  static void set_self(Message* m, SelfMessage* self, int source, MPI_Comm errcomm) {
+  static void set_self(Message* m, SelfMessage* self, int source, int tag, MPI_Comm errcomm) {
     *m = Message();
     m->kind_ = Message::Kind::self;
     m->self_ = self;
     m->source_ = source;
-    m->tag_ = self->tag;
+    m->tag_ = tag;
     m->errcomm_ = errcomm;
   }
   static MPI_Comm errcomm(const Request& r) { return r.errcomm_; }
@@ -62,6 +62,7 @@ struct RequestAccess {
   // Whether test() would complete r, without completing it.
   static bool is_complete(Request& r);
   static void cancel(Request& r);
+  // Receives a probed message (defined in p2p/message.cpp).
   static int receive(Message* m, void* buf, int count, MPI_Datatype type, Request* request);
 };
 

@@ -16,29 +16,14 @@
 #include <memory>
 #include <vector>
 
-#include "backoff.hpp"
-#include "operation.hpp"
-#include "range.hpp"
+#include "comm/match_state.hpp"
+#include "comm/range.hpp"
+#include "engine/operation.hpp"
+#include "engine/progress.hpp"
 #include "rangecomm/request.hpp"
-#include "type_facts.hpp"
+#include "util/type_facts.hpp"
 
 namespace rangecomm::detail {
-
-class SelfSendOp;
-class RecvOp;
-
-// A message a process sent to itself, packed at send time (standard mode buffers it).
-struct SelfMessage {
-  std::vector<char> packed;
-  MPI_Count bytes = 0;  // size of the type signature
-  int tag = 0;
-  SelfSendOp* sync = nullptr;  // a synchronous send waiting for this message to match
-};
-
-struct MatchState {
-  std::list<RecvOp*> waiting;         // receives in the engine, in post order (own a ref)
-  std::list<SelfMessage> self_queue;  // self-messages not yet received, in send order
-};
 
 // Copies packed data whose type signature has `bytes` bytes into a receive buffer (as much as
 // fits: MPI_ERR_TRUNCATE when it does not, naming the sender `from`); *received is the bytes
@@ -128,26 +113,5 @@ void stop_awaiting_engine(RangeState& range);
 // sent on `lane` and takes it as the engine takes messages (in the sender's order). For a
 // blocking caller that needs that sender's binding and has nothing else to advance.
 int take_next_from(Channel& channel, int lane, int source);
-// Sends a control message (a binding or a header) to root rank dest on lane.
-int send_control(Channel& channel, int lane, int dest, TagLayout::Control kind,
-                 const ControlMessage& m);
-// Packed data up to this size travels inside its sender's binding.
-constexpr int kBoundDataLimit = 1024;
-// Sends a binding together with the collective message (buf, count, type) to root rank dest on
-// lane, as one TagLayout::bind_with_data message, when the data packs into kBoundDataLimit
-// bytes (*sent true); otherwise sends nothing (*sent false).
-int send_bound_data(Channel& channel, int lane, int dest, const BoundDataHeader& header,
-                    const void* buf, int count, MPI_Datatype type, bool* sent);
-// True when the engine has anything to advance: one load, for fast paths.
-// True when a blocking call must not block inside MPI: some operation of this process needs
-// progress, or the library runs under a lock shared by threads (Set_threaded), which a thread
-// blocked inside MPI would hold.
-bool engine_busy();
-// Advances everything: matching, running collectives, freed operations.
-void progress();
-
-// Running collective schedules (schedule.cpp).
-bool collectives_running();
-void advance_collectives();
 
 }  // namespace rangecomm::detail

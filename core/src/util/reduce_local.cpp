@@ -1,4 +1,4 @@
-#include "reduce_local.hpp"
+#include "util/reduce_local.hpp"
 
 #include <type_traits>
 

@@ -11,8 +11,8 @@
 #include <utility>
 #include <vector>
 
-#include "channel.hpp"
 #include "rangecomm/comm.hpp"
+#include "wire/channel.hpp"
 
 namespace rangecomm::detail {
 
@@ -27,18 +27,6 @@ struct GroupTable {
 
   explicit GroupTable(std::vector<int> members);
   int find(int root_rank) const;  // rank of root_rank, or MPI_UNDEFINED
-};
-
-// How many creations of each digest a parent has made (at this process): the k of derive_id.
-// The k-th identical creation from a parent is the same communicator at every member.
-class ChildCounts {
- public:
-  std::uint64_t next(std::uint64_t digest);
-
- private:
-  static constexpr std::size_t kFew = 16;  // searched linearly; a hash map beyond
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> few_;
-  std::unordered_map<std::uint64_t, std::uint64_t> many_;
 };
 
 // What this process knows of one peer of a communicator: the slot the peer sends under (once

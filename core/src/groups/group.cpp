@@ -13,16 +13,16 @@
 #include <string>
 #include <vector>
 
-#include "errors.hpp"
-#include "matching.hpp"
-#include "operation.hpp"
-#include "range.hpp"
+#include "comm/range.hpp"
+#include "engine/operation.hpp"
+#include "engine/request_access.hpp"
+#include "p2p/matching.hpp"
 #include "rangecomm/collectives.hpp"
 #include "rangecomm/embedding.hpp"
 #include "rangecomm/group.hpp"
-#include "request_access.hpp"
-#include "status.hpp"
-#include "tag_layout.hpp"
+#include "util/errors.hpp"
+#include "util/status.hpp"
+#include "wire/tag_layout.hpp"
 
 namespace rangecomm::detail {
 namespace {

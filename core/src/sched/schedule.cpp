@@ -1,15 +1,15 @@
-#include "schedule.hpp"
+#include "sched/schedule.hpp"
 
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
 
-#include "errors.hpp"
-#include "matching.hpp"
+#include "p2p/matching.hpp"
 #include "rangecomm/embedding.hpp"
-#include "reduce_local.hpp"
-#include "status.hpp"
-#include "type_facts.hpp"
+#include "util/errors.hpp"
+#include "util/reduce_local.hpp"
+#include "util/status.hpp"
+#include "util/type_facts.hpp"
 
 namespace rangecomm::detail {
 
@@ -602,8 +602,9 @@ int Runner::finish() {
   return rc_;
 }
 
-bool collectives_running() { return !g_running.empty(); }
+namespace {
 
+// The schedule engine's part of every progress() call: each running collective once.
 void advance_collectives() {
   for (size_t i = 0; i < g_running.size();) {
     if (g_running[i]->advance()) {
@@ -616,6 +617,10 @@ void advance_collectives() {
     }
   }
 }
+
+const bool g_registered = (register_poller(PollerSlot::collectives, advance_collectives), true);
+
+}  // namespace
 
 }  // namespace rangecomm::detail
 

@@ -1,4 +1,4 @@
-#include "matching.hpp"
+#include "p2p/matching.hpp"
 
 #include <algorithm>
 #include <array>
@@ -7,21 +7,16 @@
 #include <cstring>
 #include <vector>
 
-#include "errors.hpp"
 #include "rangecomm/embedding.hpp"
-#include "status.hpp"
-#include "type_facts.hpp"
+#include "util/errors.hpp"
+#include "util/status.hpp"
+#include "util/type_facts.hpp"
 
 namespace rangecomm::detail {
-
-ProgressCounter g_progress_needed;
-void (*g_pause_hook)() = nullptr;
 
 namespace {
 
 int g_engine_recvs = 0;  // receives waiting for the engine, all channels
-// Freed, incomplete operations. Never destroyed: those still listed at exit stay reachable.
-std::vector<Operation*>& g_orphans = *new std::vector<Operation*>;
 
 bool parked_matches(const Parked& p, const RangeState& range, TagLayout::Kind kind, int root_source,
                     int payload) {
@@ -45,35 +40,15 @@ void leave_engine(RangeState& range) {
   --g_progress_needed;
 }
 
-// A control message sent with MPI_Isend that was not complete at once: its buffer lives until
-// it is.
-template <class Buffer>
-class ControlSendOp final : public Operation {
- public:
-  Buffer message;
-  MPI_Request request = MPI_REQUEST_NULL;
-  bool test(MPI_Status* status, int* rc) override {
-    int flag = 0;
-    *rc = MPI_Test(&request, &flag, status);
-    return flag || *rc != MPI_SUCCESS;
-  }
-  void cancel() override {}
-};
-
-// Sends op->message (whose first `bytes` bytes are the message) with MPI_Isend; keeps op until
-// the send is complete.
-template <class Buffer>
-int send_buffered(ControlSendOp<Buffer>* op, const void* data, int bytes, MPI_Datatype type,
-                  int dest, int tag, MPI_Comm lane) {
-  int rc = MPI_Isend(data, bytes, type, dest, tag, lane, &op->request);
-  MPI_Status st;
-  int done_rc = MPI_SUCCESS;
-  if (rc != MPI_SUCCESS || op->test(&st, &done_rc)) {
-    op->unref();
-    return rc != MPI_SUCCESS ? rc : done_rc;
-  }
-  adopt_orphan(op);  // completes in a later progress call
-  return MPI_SUCCESS;
+// Takes in a binding: root rank `source` sends communicator `id` under `slot`. The
+// communicators concerned learn their peer's slot, and one whose slot the peer reuses forgets it
+// (its later receives from that peer look at the parked messages).
+void bind_peer(Channel& ch, int source, int slot, const CommId& id) {
+  CommId replaced;
+  if (ch.bind(source, slot, id, &replaced))
+    if (RangeState* old = ch.find(replaced); old && old->peers)
+      old->peers[old->from_root(source)].slot = -1;
+  if (RangeState* r = ch.find(id); r && r->peers) r->peers[r->from_root(source)].slot = slot;
 }
 
 // Takes in a binding that carries its sender's first collective message on the communicator:
@@ -92,7 +67,7 @@ void take_bound_data(Channel& ch, int source, MPI_Message message, const MPI_Sta
   if (h.bytes < 0 || h.bytes > size - p.offset || h.payload < 0 ||
       h.payload > TagLayout::max_payload)
     return;
-  ch.bind(source, h.slot, {h.hi, h.lo});
+  bind_peer(ch, source, h.slot, {h.hi, h.lo});
   p.comm = {h.hi, h.lo};
   p.payload = h.payload;
   p.bytes = h.bytes;
@@ -116,7 +91,7 @@ void dispatch(Channel& ch, int lane, MPI_Message message, const MPI_Status& st) 
     ControlMessage m;
     MPI_Mrecv(&m, sizeof m, MPI_BYTE, &message, MPI_STATUS_IGNORE);
     if (env.payload == TagLayout::bind)
-      ch.bind(source, m.a, {m.hi, m.lo});
+      bind_peer(ch, source, m.a, {m.hi, m.lo});
     else
       ch.wide_headers(source, lane).push_back(m);
     return;
@@ -365,48 +340,6 @@ void stop_awaiting_engine(RangeState& range) {
   --g_engine_recvs;
 }
 
-int send_control(Channel& channel, int lane, int dest, TagLayout::Control kind,
-                 const ControlMessage& m) {
-  auto* op = new ControlSendOp<ControlMessage>;
-  op->message = m;
-  return send_buffered(op, &op->message, sizeof m, MPI_BYTE, dest,
-                       channel.layout().control_tag(kind), channel.lane(lane).comm);
-}
-
-int send_bound_data(Channel& channel, int lane, int dest, const BoundDataHeader& header,
-                    const void* buf, int count, MPI_Datatype type, bool* sent) {
-  *sent = false;
-  if (header.bytes > kBoundDataLimit) return MPI_SUCCESS;  // the binding goes alone
-  // A predefined type without gaps is its packed form (MPICH and Open MPI pack in the
-  // machine's own representation). Only predefined: a derived type can be gapless and still
-  // list its bytes in another order (an indexed type of two blocks given backwards).
-  TypeFacts t = type_facts(type);
-  bool raw = t.predefined && t.contiguous() && buf != MPI_BOTTOM;
-  int data_size = static_cast<int>(header.bytes);
-  if (!raw && (MPI_Pack_size(count, type, MPI_COMM_SELF, &data_size) != MPI_SUCCESS ||
-               data_size > kBoundDataLimit))
-    return MPI_SUCCESS;
-  // One allocation: the header and the data in the op's own fixed buffer.
-  auto* op = new ControlSendOp<std::array<char, sizeof header + kBoundDataLimit>>;
-  std::memcpy(op->message.data(), &header, sizeof header);
-  int position = sizeof header;
-  if (raw) {
-    std::memcpy(op->message.data() + position, buf, static_cast<size_t>(header.bytes));
-    position += data_size;
-  } else if (count > 0) {
-    int rc = pack_typed(buf, count, type, op->message.data(), static_cast<int>(op->message.size()),
-                        &position);
-    if (rc != MPI_SUCCESS) {
-      op->unref();
-      return rc;
-    }
-  }
-  *sent = true;
-  return send_buffered(op, op->message.data(), position, MPI_BYTE, dest,
-                       channel.layout().control_tag(TagLayout::bind_with_data),
-                       channel.lane(lane).comm);
-}
-
 int send_self(const std::shared_ptr<RangeState>& range, const void* buf, int count,
               MPI_Datatype type, int tag, bool synchronous, Operation** sync_op) {
   SelfMessage m;
@@ -473,32 +406,9 @@ void poll_lanes() {
       if (ch->lane(i).engine_waits > 0) poll_lane(*ch, i);
 }
 
-bool engine_busy() { return g_progress_needed.any() || g_pause_hook != nullptr; }
-
-void adopt_orphan(Operation* op) {
-  g_orphans.push_back(op);
-  ++g_progress_needed;
-}
-
-void progress() {
-  poll_lanes();
-  advance_collectives();
-  for (size_t i = 0; i < g_orphans.size();) {
-    MPI_Status st;
-    int rc;
-    if (g_orphans[i]->test(&st, &rc)) {
-      g_orphans[i]->unref();
-      g_orphans[i] = g_orphans.back();
-      g_orphans.pop_back();
-      --g_progress_needed;
-    } else {
-      ++i;
-    }
-  }
-}
+// The engine's part of every progress() call.
+namespace {
+const bool g_registered = (register_poller(PollerSlot::matching, poll_lanes), true);
+}  // namespace
 
 }  // namespace rangecomm::detail
-
-namespace rangecomm {
-void Set_threaded(void (*pause)()) { detail::g_pause_hook = pause; }
-}  // namespace rangecomm

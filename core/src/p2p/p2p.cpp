@@ -4,10 +4,11 @@
 // those, sources whose binding has not arrived) goes through the matching engine.
 #include "rangecomm/p2p.hpp"
 
-#include "backoff.hpp"
-#include "errors.hpp"
-#include "request_access.hpp"
-#include "status.hpp"
+#include "engine/progress.hpp"
+#include "engine/request_access.hpp"
+#include "p2p/matching.hpp"
+#include "util/errors.hpp"
+#include "util/status.hpp"
 
 namespace rangecomm {
 
@@ -211,7 +212,7 @@ int iprobe(int source, int tag, const Comm& comm, int* flag, Message* message, M
           it->sync->unref();
           it->sync = nullptr;
         }
-        RequestAccess::set_self(message, new detail::SelfMessage(std::move(*it)), s->rank,
+        RequestAccess::set_self(message, new detail::SelfMessage(std::move(*it)), s->rank, it->tag,
                                 s->errcomm());
         s->match->self_queue.erase(it);
       }

@@ -4,6 +4,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace rangecomm::detail {
@@ -30,6 +32,18 @@ std::uint64_t digest_range(int first, int last, int stride, int levels);
 // A digest of a creation's kind, its members' root ranks in rank order, and one more word.
 std::uint64_t digest_members(std::uint64_t kind, const std::vector<int>& roots,
                              std::uint64_t extra);
+
+// How many creations of each digest a parent has made (at this process): the k of derive_id.
+// The k-th identical creation from a parent is the same communicator at every member.
+class ChildCounts {
+ public:
+  std::uint64_t next(std::uint64_t digest);
+
+ private:
+  static constexpr std::size_t kFew = 16;  // searched linearly; a hash map beyond
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> few_;
+  std::unordered_map<std::uint64_t, std::uint64_t> many_;
+};
 
 // Kinds of creation, the first word of every digest.
 enum CreationKind : std::uint64_t {

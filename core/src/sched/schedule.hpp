@@ -10,8 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "operation.hpp"
-#include "range.hpp"
+#include "comm/range.hpp"
+#include "engine/operation.hpp"
 
 namespace rangecomm::detail {
 

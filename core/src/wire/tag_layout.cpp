@@ -1,4 +1,4 @@
-#include "tag_layout.hpp"
+#include "wire/tag_layout.hpp"
 
 namespace rangecomm::detail {
 

@@ -25,7 +25,4 @@ class Operation {
   int refs_ = 1;
 };
 
-// Keeps a freed operation alive and advanced until it completes (MPI_Request_free semantics).
-void adopt_orphan(Operation* op);
-
 }  // namespace rangecomm::detail

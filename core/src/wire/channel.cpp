@@ -1,11 +1,10 @@
-#include "channel.hpp"
+#include "wire/channel.hpp"
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
-#include "errors.hpp"
-#include "range.hpp"
+#include "util/errors.hpp"
 
 namespace rangecomm::detail {
 
@@ -159,20 +158,16 @@ std::uint64_t slot_key(int source, int slot) {
 }
 }  // namespace
 
-void Channel::bind(int source, int slot, const CommId& id) {
+bool Channel::bind(int source, int slot, const CommId& id, CommId* replaced) {
   auto [it, fresh] = by_slot_.try_emplace(slot_key(source, slot), id);
-  if (!fresh) {
-    // The peer freed the communicator this slot named and reuses the slot: everything it sent
-    // under the old binding came before this message, so the old communicator's knowledge of
-    // the slot goes (its later receives from that peer look at the parked messages).
-    if (it->second == id) return;
+  bool replacing = !fresh && it->second != id;
+  if (replacing) {
+    *replaced = it->second;
     by_comm_.erase({source, it->second});
-    if (RangeState* old = find(it->second); old && old->peers)
-      old->peers[old->from_root(source)].slot = -1;
     it->second = id;
   }
   by_comm_[{source, id}] = slot;
-  if (RangeState* r = find(id); r && r->peers) r->peers[r->from_root(source)].slot = slot;
+  return replacing;
 }
 
 const CommId* Channel::bound_comm(int source, int slot) const {
@@ -185,10 +180,10 @@ int Channel::bound_slot(int source, const CommId& id) const {
   return it == by_comm_.end() ? -1 : it->second;
 }
 
-void Channel::enroll(RangeState* range) { enrolled_[range->id] = range; }
+void Channel::enroll(const CommId& id, RangeState* range) { enrolled_[id] = range; }
 
-void Channel::withdraw(RangeState* range) {
-  auto it = enrolled_.find(range->id);
+void Channel::withdraw(const CommId& id, const RangeState* range) {
+  auto it = enrolled_.find(id);
   if (it != enrolled_.end() && it->second == range) enrolled_.erase(it);
 }
 

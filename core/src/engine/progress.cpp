@@ -1,0 +1,52 @@
+#include "engine/progress.hpp"
+
+#include <vector>
+
+#include "rangecomm/embedding.hpp"
+#include "rangecomm/request.hpp"
+
+namespace rangecomm::detail {
+
+ProgressCounter g_progress_needed;
+void (*g_pause_hook)() = nullptr;
+
+namespace {
+
+// Constant-initialised, so registrations from other files' static initialisers find it ready.
+Poller g_pollers[static_cast<int>(PollerSlot::count)] = {};
+// Freed, incomplete operations. Never destroyed: those still listed at exit stay reachable.
+std::vector<Operation*>& g_orphans = *new std::vector<Operation*>;
+
+}  // namespace
+
+void register_poller(PollerSlot slot, Poller poll) { g_pollers[static_cast<int>(slot)] = poll; }
+
+bool engine_busy() { return g_progress_needed.any() || g_pause_hook != nullptr; }
+
+void adopt_orphan(Operation* op) {
+  g_orphans.push_back(op);
+  ++g_progress_needed;
+}
+
+void progress() {
+  for (Poller poll : g_pollers)
+    if (poll != nullptr) poll();
+  for (size_t i = 0; i < g_orphans.size();) {
+    MPI_Status st;
+    int rc;
+    if (g_orphans[i]->test(&st, &rc)) {
+      g_orphans[i]->unref();
+      g_orphans[i] = g_orphans.back();
+      g_orphans.pop_back();
+      --g_progress_needed;
+    } else {
+      ++i;
+    }
+  }
+}
+
+}  // namespace rangecomm::detail
+
+namespace rangecomm {
+void Set_threaded(void (*pause)()) { detail::g_pause_hook = pause; }
+}  // namespace rangecomm
