@@ -164,7 +164,7 @@ TEST_CASE("attaching finds whether every process shares one node") {
   for (int r = 1; r < w.size(); ++r)
     same = same && std::strncmp(&names[0], &names[static_cast<size_t>(r) * MPI_MAX_PROCESSOR_NAME],
                                 MPI_MAX_PROCESSOR_NAME) == 0;
-  CHECK(w.state()->channel->one_node() == same);
+  CHECK(rangecomm::detail::CommAccess::of(w)->channel->one_node() == same);
 }
 
 TEST_CASE("Bcast from every root, with every count and a strided type") {
@@ -344,14 +344,15 @@ TEST_CASE("a blocking exchange round receives a message a wildcard probe parked"
   rangecomm::Comm pair;
   REQUIRE(rangecomm::Split_Comm(w, 0, 1, 1, &pair) == MPI_SUCCESS);
   if (pair.is_null()) return;
-  const int peer_root = pair.state()->to_root(1);
+  const int peer_root = rangecomm::detail::CommAccess::of(pair)->to_root(1);
   for (int count : {1, 300000}) {
     INFO("count " << count);
     std::vector<int> in(count, pair.rank() + 1), sum(count, -1);
     if (pair.rank() == 0) {
       using rangecomm::detail::TagLayout;
       // Poll until rank 1's first allreduce message has been taken off the lane and parked.
-      while (rangecomm::detail::peek_parked(*pair.state(), TagLayout::collective, peer_root,
+      while (rangecomm::detail::peek_parked(*rangecomm::detail::CommAccess::of(pair),
+                                            TagLayout::collective, peer_root,
                                             MPI_ANY_TAG) == nullptr) {
         int flag = 0;
         REQUIRE(rangecomm::Iprobe(MPI_ANY_SOURCE, 4711, pair, &flag, MPI_STATUS_IGNORE) ==
@@ -365,8 +366,9 @@ TEST_CASE("a blocking exchange round receives a message a wildcard probe parked"
     // Rank 1 may have parked rank 0's next collective message while it waited for rank 0's
     // binding; rank 0's parked message must be gone.
     if (pair.rank() == 0)
-      CHECK(rangecomm::detail::peek_parked(*pair.state(), rangecomm::detail::TagLayout::collective,
-                                           MPI_ANY_SOURCE, MPI_ANY_TAG) == nullptr);
+      CHECK(rangecomm::detail::peek_parked(*rangecomm::detail::CommAccess::of(pair),
+                                           rangecomm::detail::TagLayout::collective, MPI_ANY_SOURCE,
+                                           MPI_ANY_TAG) == nullptr);
     REQUIRE(rangecomm::Barrier(pair) == MPI_SUCCESS);
   }
 }

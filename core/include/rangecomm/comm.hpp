@@ -52,8 +52,6 @@ class Comm {
   friend bool operator==(const Comm& a, const Comm& b) { return a.state_ == b.state_; }
   friend bool operator!=(const Comm& a, const Comm& b) { return !(a == b); }
 
-  detail::RangeState* state() const { return state_.get(); }
-
  private:
   friend struct detail::CommAccess;
   explicit Comm(std::shared_ptr<detail::RangeState> s) : state_(std::move(s)) {}

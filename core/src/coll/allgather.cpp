@@ -101,9 +101,21 @@ void add_direct(Plan& s, const void* sendbuf, int sendcount, MPI_Datatype sendty
   detail::add_exchange(s, sends, recvs, false, false, rank, size);
 }
 
-// Whether an allgather of `total` bytes on `size` processes goes direct.
-bool direct(long long total, int size) {
-  return size <= tune::allgather_direct_procs() && total <= tune::allgather_direct_bytes();
+enum class Algorithm { direct, bruck, ring };
+constexpr const char* kNames[] = {"direct", "bruck", "ring"};
+detail::Forced forced{"ALLGATHER", kNames};  // Allgather and Allgatherv
+
+// An allgather of `total` bytes (> 0) on `size` processes: direct when small on few processes,
+// else Bruck below `short_bytes`, else the ring. `bruck_fits`: whether Bruck can run it
+// (Allgatherv's goes through one scratch buffer of int size).
+Algorithm choose(long long total, int size, long long short_bytes, bool bruck_fits) {
+  Algorithm chosen = Algorithm::ring;
+  if (size <= tune::allgather_direct_procs() && total <= tune::allgather_direct_bytes())
+    chosen = Algorithm::direct;
+  else if (total < short_bytes && bruck_fits)
+    chosen = Algorithm::bruck;
+  auto fits = [&](Algorithm a) { return a != Algorithm::bruck || bruck_fits; };
+  return detail::select(forced, fits, chosen);
 }
 
 void add_ring(Plan& s, const Layout& l, int rank, int size) {
@@ -143,17 +155,19 @@ int allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* r
   const Layout& l = regular_layout(recvbuf, recvcount, recvtype, s->size);
   return detail::run(comm, request, [&](detail::Plan& plan) {
     long long total = total_bytes(l.counts, recvtype);
-    if (total > 0 && direct(total, s->size)) {
+    if (total == 0) return;
+    Algorithm algorithm = choose(total, s->size, tune::allgather_short_bytes(), true);
+    if (algorithm == Algorithm::direct) {
       add_direct(plan, sendbuf, sendcount, sendtype, l, s->rank, s->size);
-    } else if (total > 0) {
-      if (sendbuf != MPI_IN_PLACE)
-        plan.copy(sendbuf, sendcount, sendtype, block_at(recvbuf, l.offsets[s->rank], recvtype),
-                  recvcount, recvtype);
-      if (total < tune::allgather_short_bytes())
-        add_bruck(plan, l, s->rank, s->size);
-      else
-        add_ring(plan, l, s->rank, s->size);
+      return;
     }
+    if (sendbuf != MPI_IN_PLACE)
+      plan.copy(sendbuf, sendcount, sendtype, block_at(recvbuf, l.offsets[s->rank], recvtype),
+                recvcount, recvtype);
+    if (algorithm == Algorithm::bruck)
+      add_bruck(plan, l, s->rank, s->size);
+    else
+      add_ring(plan, l, s->rank, s->size);
   });
 }
 
@@ -195,11 +209,11 @@ int allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* 
            std::vector<long long>(displs, displs + s->size), recvtype};
   return detail::run(comm, request, [&](detail::Plan& plan) {
     long long total = total_bytes(l.counts, recvtype);
-    if (total == 0) {
-      // nothing to move
-    } else if (direct(total, s->size)) {
+    if (total == 0) return;
+    Algorithm algorithm = choose(total, s->size, tune::allgatherv_short_bytes(), total <= INT_MAX);
+    if (algorithm == Algorithm::direct) {
       add_direct(plan, sendbuf, sendcount, sendtype, l, s->rank, s->size);
-    } else if (total < tune::allgatherv_short_bytes() && total <= INT_MAX) {
+    } else if (algorithm == Algorithm::bruck) {
       add_bruck_v(plan, sendbuf, sendcount, sendtype, l, s->rank, s->size);
     } else {
       if (sendbuf != MPI_IN_PLACE)

@@ -119,6 +119,44 @@ void add_ring(Plan& s, const void* sendbuf, void* buf, int count, MPI_Datatype t
   }
 }
 
+enum class Algorithm { direct, reduce_bcast, recursive_doubling, rabenseifner, ring };
+constexpr const char* kNames[] = {"direct", "reduce_bcast", "recursive_doubling", "rabenseifner",
+                                  "ring"};
+detail::Forced forced{"ALLREDUCE", kNames};
+
+// Direct and reduce-and-broadcast take any op (rank order kept); the others reorder operands,
+// so only for commutative ops, and split the vector into a block per process (Rabenseifner per
+// power-of-two process), so only with at least that many elements.
+Algorithm choose(const detail::RangeState& s, int count, long long bytes, MPI_Op op) {
+  const bool commutative = detail::commutative(op);
+  const bool direct_fits = s.size > 1 && static_cast<long long>(count) * s.size <= INT_MAX;
+  Algorithm chosen;
+  if (direct_fits && s.size <= tune::allreduce_direct_procs() &&
+      bytes <= tune::allreduce_direct_bytes())
+    chosen = Algorithm::direct;
+  else if (!commutative || s.size == 1)
+    chosen = Algorithm::reduce_bcast;
+  else if (bytes < tune::allreduce_short_bytes() || count < s.size)
+    chosen = Algorithm::recursive_doubling;
+  else if (detail::Fold(s.size).none() || bytes < tune::allreduce_ring_bytes())
+    chosen = Algorithm::rabenseifner;
+  else  // Rabenseifner's fold-in would move the whole vector twice more
+    chosen = Algorithm::ring;
+  auto fits = [&](Algorithm a) {
+    switch (a) {
+      case Algorithm::direct:
+        return direct_fits;
+      case Algorithm::reduce_bcast:
+        return true;
+      case Algorithm::recursive_doubling:
+        return commutative;
+      default:
+        return commutative && s.size > 1 && count >= s.size;
+    }
+  };
+  return detail::select(forced, fits, chosen);
+}
+
 int allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
               const Comm& comm, Request* request, const char* fn) {
   detail::RangeState* s = nullptr;
@@ -130,25 +168,27 @@ int allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, 
                          fn);
   if (sendbuf == MPI_IN_PLACE) sendbuf = recvbuf;
   return detail::run(comm, request, [&](detail::Plan& plan) {
-    long long bytes = detail::bytes_of(count, type);
-    if (count == 0) {
-      // nothing to do
-    } else if (s->size > 1 && s->size <= tune::allreduce_direct_procs() &&
-               bytes <= tune::allreduce_direct_bytes() &&
-               static_cast<long long>(count) * s->size <= INT_MAX) {
-      plan.copy(sendbuf, count, type, recvbuf, count, type);
-      add_direct(plan, recvbuf, count, type, op, s->rank, s->size);
-    } else if (!detail::commutative(op) || s->size == 1) {
-      // Non-roots reduce from sendbuf; recvbuf only ever receives the final result.
-      detail::add_reduce(plan, sendbuf, recvbuf, count, type, op, 0, s->rank, s->size);
-      detail::add_bcast(plan, recvbuf, count, type, 0, s->rank, s->size);
-    } else if (bytes < tune::allreduce_short_bytes() || count < s->size) {
-      plan.copy(sendbuf, count, type, recvbuf, count, type);
-      add_recursive_doubling(plan, recvbuf, count, type, op, s->rank, s->size);
-    } else if (detail::Fold(s->size).none() || bytes < tune::allreduce_ring_bytes()) {
-      add_rabenseifner(plan, sendbuf, recvbuf, count, type, op, s->rank, s->size);
-    } else {  // Rabenseifner's fold-in would move the whole vector twice more
-      add_ring(plan, sendbuf, recvbuf, count, type, op, s->rank, s->size);
+    if (count == 0) return;
+    switch (choose(*s, count, detail::bytes_of(count, type), op)) {
+      case Algorithm::direct:
+        plan.copy(sendbuf, count, type, recvbuf, count, type);
+        add_direct(plan, recvbuf, count, type, op, s->rank, s->size);
+        break;
+      case Algorithm::reduce_bcast:
+        // Non-roots reduce from sendbuf; recvbuf only ever receives the final result.
+        detail::add_reduce(plan, sendbuf, recvbuf, count, type, op, 0, s->rank, s->size);
+        detail::add_bcast(plan, recvbuf, count, type, 0, s->rank, s->size);
+        break;
+      case Algorithm::recursive_doubling:
+        plan.copy(sendbuf, count, type, recvbuf, count, type);
+        add_recursive_doubling(plan, recvbuf, count, type, op, s->rank, s->size);
+        break;
+      case Algorithm::rabenseifner:
+        add_rabenseifner(plan, sendbuf, recvbuf, count, type, op, s->rank, s->size);
+        break;
+      case Algorithm::ring:
+        add_ring(plan, sendbuf, recvbuf, count, type, op, s->rank, s->size);
+        break;
     }
   });
 }

@@ -82,6 +82,37 @@ int check_comm_and_recvbuf(const Comm& comm, const void* recvbuf, const char* fn
   return rc;
 }
 
+enum class Algorithm { linear, bruck, pairwise };
+constexpr const char* kNames[] = {"linear", "bruck", "pairwise"};
+detail::Forced forced{"ALLTOALL", kNames};
+
+// Up to ALLTOALL_LINEAR_MAX_SIZE processes every message is posted at once while the blocks are
+// small enough to stay eager (one round: measured faster than Bruck's log p rounds at 8 and 16
+// processes); beyond, Bruck for short blocks. Pairwise for long blocks. Bruck counts all blocks
+// at once, so it needs `largest_count` (elements of a block) times the processes to fit an int.
+Algorithm choose(int size, long long bytes, int largest_count) {
+  const bool few = size <= tune::alltoall_linear_max_size();
+  const bool bruck_fits = static_cast<long long>(largest_count) * size <= INT_MAX;
+  Algorithm chosen = Algorithm::pairwise;
+  if (few && bytes < tune::alltoall_pairwise_bytes())
+    chosen = Algorithm::linear;
+  else if (!few && bytes < tune::alltoall_short_bytes() && bruck_fits)
+    chosen = Algorithm::bruck;
+  auto fits = [&](Algorithm a) { return a != Algorithm::bruck || bruck_fits; };
+  return detail::select(forced, fits, chosen);
+}
+
+enum class ExchangeAlgorithm { linear, pairwise };
+constexpr const char* kExchangeNames[] = {"linear", "pairwise"};
+detail::Forced forced_exchange{"ALLTOALLV", kExchangeNames};  // Alltoallv and Alltoallw
+
+ExchangeAlgorithm choose_exchange(int size) {
+  ExchangeAlgorithm chosen = size > tune::alltoallv_linear_max_size() ? ExchangeAlgorithm::pairwise
+                                                                      : ExchangeAlgorithm::linear;
+  return detail::select(
+      forced_exchange, [](ExchangeAlgorithm) { return true; }, chosen);
+}
+
 int alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
              int recvcount, MPI_Datatype recvtype, const Comm& comm, Request* request,
              const char* fn) {
@@ -103,13 +134,8 @@ int alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* re
     } else if (s->size == 1) {
       plan.copy(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
     } else {
-      // Up to ALLTOALL_LINEAR_MAX_SIZE processes every message is posted at once while the
-      // blocks are small enough to stay eager (one round: measured faster than Bruck's log p
-      // rounds at 8 and 16 processes); beyond, Bruck for short blocks. Pairwise for long blocks.
-      bool few = s->size <= tune::alltoall_linear_max_size();
-      bool bruck = !few && bytes < tune::alltoall_short_bytes() &&
-                   static_cast<long long>(std::max(sendcount, recvcount)) * s->size <= INT_MAX;
-      if (bruck) {  // (Bruck counts all blocks at once, hence the INT_MAX check.)
+      Algorithm algorithm = choose(s->size, bytes, std::max(sendcount, recvcount));
+      if (algorithm == Algorithm::bruck) {
         add_bruck(plan, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, s->rank,
                   s->size);
       } else {
@@ -119,8 +145,8 @@ int alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* re
           sends[j] = {at(sendbuf, j * sblock), sendcount, sendtype};
           recvs[j] = {at(recvbuf, j * rblock), recvcount, recvtype};
         }
-        bool linear = few && bytes < tune::alltoall_pairwise_bytes();
-        add_exchange(plan, sends, recvs, in_place, !linear, s->rank, s->size);
+        add_exchange(plan, sends, recvs, in_place, algorithm == Algorithm::pairwise, s->rank,
+                     s->size);
       }
     }
   });
@@ -150,14 +176,14 @@ int alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Aint sbytes
               const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
               const MPI_Aint rbytes[], const MPI_Datatype recvtypes[], const Comm& comm,
               Request* request) {
-  const detail::RangeState& s = *comm.state();
+  const detail::RangeState& s = *detail::CommAccess::of(comm);
   bool in_place = sendbuf == MPI_IN_PLACE;
   auto& [sends, recvs] = detail::exchange_parts(s.size);
   for (int j = 0; j < s.size; ++j) {
     recvs[j] = {at(recvbuf, rbytes[j]), recvcounts[j], recvtypes[j]};
     sends[j] = in_place ? recvs[j] : Part{at(sendbuf, sbytes[j]), sendcounts[j], sendtypes[j]};
   }
-  bool pairwise = s.size > tune::alltoallv_linear_max_size();
+  bool pairwise = choose_exchange(s.size) == ExchangeAlgorithm::pairwise;
   return detail::run(comm, request, [&](detail::Plan& plan) {
     add_exchange(plan, sends, recvs, in_place, pairwise, s.rank, s.size);
   });

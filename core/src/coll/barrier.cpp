@@ -13,12 +13,23 @@ namespace tune {  // thresholds (docs/collectives.md)
 detail::Tunable barrier_direct_procs{"BARRIER_DIRECT_PROCS", 8};
 }  // namespace tune
 
+enum class Algorithm { direct, dissemination };
+constexpr const char* kNames[] = {"direct", "dissemination"};
+detail::Forced forced{"BARRIER", kNames};
+
+Algorithm choose(int size) {
+  Algorithm chosen =
+      size <= tune::barrier_direct_procs() ? Algorithm::direct : Algorithm::dissemination;
+  return detail::select(
+      forced, [](Algorithm) { return true; }, chosen);
+}
+
 int barrier(const Comm& comm, Request* request, const char* fn) {
   detail::RangeState* s = nullptr;
   int rc = detail::check_comm(comm, fn, &s);
   if (rc != MPI_SUCCESS) return rc;
   return detail::run(comm, request, [&](detail::Plan& plan) {
-    if (s->size <= tune::barrier_direct_procs()) {
+    if (choose(s->size) == Algorithm::direct) {
       for (int k = 1; k < s->size; ++k) {
         plan.send(nullptr, 0, MPI_BYTE, (s->rank + k) % s->size);
         plan.recv(nullptr, 0, MPI_BYTE, (s->rank - k + s->size) % s->size);

@@ -134,6 +134,24 @@ void as_bytes(detail::Plan& s, void* buf, int count, MPI_Datatype type, int byte
   if (!contiguous && rank != root) s.copy(raw, bytes, MPI_PACKED, buf, count, type);
 }
 
+enum class Algorithm { binomial, flat, chain };
+constexpr const char* kNames[] = {"binomial", "flat", "chain"};
+detail::Forced forced{"BCAST", kNames};
+
+// The chain cuts the message's bytes into segments, so it needs them to fit an int; the others
+// take any message.
+Algorithm choose(const detail::RangeState& s, long long bytes) {
+  const bool tree = bytes < tune::bcast_pipeline_bytes() || s.size == 2;
+  Algorithm chosen = Algorithm::chain;
+  if (tree)
+    chosen = bcast_piece_bytes(bytes) == 0 && flat_bcast(s, bytes) ? Algorithm::flat
+                                                                   : Algorithm::binomial;
+  else if (bytes > INT_MAX)
+    chosen = Algorithm::binomial;
+  auto fits = [&](Algorithm a) { return a != Algorithm::chain || bytes <= INT_MAX; };
+  return detail::select(forced, fits, chosen);
+}
+
 int bcast(void* buf, int count, MPI_Datatype type, int root, const Comm& comm, Request* request,
           const char* fn) {
   detail::RangeState* s = nullptr;
@@ -143,23 +161,25 @@ int bcast(void* buf, int count, MPI_Datatype type, int root, const Comm& comm, R
   if (rc != MPI_SUCCESS) return rc;
   return detail::run(comm, request, [&](detail::Plan& plan) {
     long long bytes = detail::bytes_of(count, type);
-    bool tree = bytes < tune::bcast_pipeline_bytes() || s->size == 2;
-    int cut_bytes = tree ? bcast_piece_bytes(bytes) : bcast_segment_bytes();  // piece or segment
-    if (count == 0 || s->size == 1) {
-      // nothing to send
-    } else if (tree && cut_bytes == 0 && flat_bcast(*s, bytes)) {
+    if (count == 0 || s->size == 1) return;
+    Algorithm algorithm = choose(*s, bytes);
+    if (algorithm == Algorithm::flat) {
       add_flat_bcast(plan, buf, count, type, root, s->rank, s->size);
-    } else if (cut_bytes == 0 || bytes > INT_MAX) {
-      detail::add_bcast(plan, buf, count, type, root, s->rank, s->size);
-    } else {
-      as_bytes(plan, buf, count, type, static_cast<int>(bytes), root, s->rank, [&](void* raw) {
-        int n = static_cast<int>(bytes);
-        if (tree)
-          detail::add_bcast(plan, raw, n, MPI_PACKED, root, s->rank, s->size, cut_bytes);
-        else
-          detail::add_chain_bcast(plan, raw, n, MPI_PACKED, root, s->rank, s->size, cut_bytes);
-      });
+      return;
     }
+    bool tree = algorithm == Algorithm::binomial;
+    int cut_bytes = tree ? bcast_piece_bytes(bytes) : bcast_segment_bytes();  // piece or segment
+    if (tree && (cut_bytes == 0 || bytes > INT_MAX)) {
+      detail::add_bcast(plan, buf, count, type, root, s->rank, s->size);
+      return;
+    }
+    as_bytes(plan, buf, count, type, static_cast<int>(bytes), root, s->rank, [&](void* raw) {
+      int n = static_cast<int>(bytes);
+      if (tree)
+        detail::add_bcast(plan, raw, n, MPI_PACKED, root, s->rank, s->size, cut_bytes);
+      else
+        detail::add_chain_bcast(plan, raw, n, MPI_PACKED, root, s->rank, s->size, cut_bytes);
+    });
   });
 }
 }  // namespace

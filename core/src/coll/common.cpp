@@ -50,7 +50,7 @@ int check_reduction(const Comm& comm, int count, MPI_Datatype type, MPI_Op op, c
 }
 
 int runner_result(const Comm& comm, int rc) {
-  return rc == MPI_SUCCESS ? rc : raise_mpi(comm.state()->errcomm(), rc, "collective");
+  return rc == MPI_SUCCESS ? rc : raise_mpi(CommAccess::of(comm)->errcomm(), rc, "collective");
 }
 
 int run_schedule(const Comm& comm, SchedulePtr schedule, Request* request) {

@@ -24,7 +24,7 @@ int bad_op(const RangeState& s, const char* fn);
 
 // Checks the communicator; *out is its state on success.
 inline int check_comm(const Comm& comm, const char* fn, RangeState** out) {
-  RangeState* s = comm.state();
+  RangeState* s = detail::CommAccess::of(comm);
   if (s == nullptr || s->channel->closed()) return bad_comm(s, fn);
   *out = s;
   return MPI_SUCCESS;
@@ -61,7 +61,7 @@ int runner_result(const Comm& comm, int rc);
 template <class Build>
 int run(const Comm& comm, Request* request, Build&& build) {
   if (request == nullptr && Runner::available()) {
-    Runner runner(*comm.state());
+    Runner runner(*detail::CommAccess::of(comm));
     build(static_cast<Plan&>(runner));
     return runner_result(comm, runner.finish());
   }

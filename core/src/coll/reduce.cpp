@@ -90,6 +90,27 @@ void add_rabenseifner_reduce(detail::Plan& s, const void* sendbuf, void* recvbuf
   s.end_round();
 }
 
+enum class Algorithm { binomial, rabenseifner, ring };
+constexpr const char* kNames[] = {"binomial", "rabenseifner", "ring"};
+detail::Forced forced{"REDUCE", kNames};
+
+// The binomial tree takes any op (rank order kept); the others reorder operands and split the
+// vector into a block per process, so only for commutative ops with that many elements.
+Algorithm choose(int size, int count, long long bytes, MPI_Op op) {
+  const bool blocks_fit = detail::commutative(op) && count >= size;
+  Algorithm chosen;
+  if (bytes < tune::reduce_short_bytes() || !blocks_fit)
+    chosen = Algorithm::binomial;
+  else if (detail::Fold(size).none() || bytes < tune::reduce_ring_bytes())
+    chosen = Algorithm::rabenseifner;
+  else
+    chosen = Algorithm::ring;
+  auto fits = [&](Algorithm a) {  // the ring also needs a second process to pass blocks to
+    return a == Algorithm::binomial || (blocks_fit && (a != Algorithm::ring || size > 1));
+  };
+  return detail::select(forced, fits, chosen);
+}
+
 int reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, int root,
            const Comm& comm, Request* request, const char* fn) {
   detail::RangeState* s = nullptr;
@@ -107,15 +128,17 @@ int reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI
                          fn);
   }
   return detail::run(comm, request, [&](detail::Plan& plan) {
-    long long bytes = detail::bytes_of(count, type);
-    if (count == 0) {
-      // nothing to do
-    } else if (bytes < tune::reduce_short_bytes() || count < s->size || !detail::commutative(op)) {
-      detail::add_reduce(plan, sendbuf, recvbuf, count, type, op, root, s->rank, s->size);
-    } else if (detail::Fold(s->size).none() || bytes < tune::reduce_ring_bytes()) {
-      add_rabenseifner_reduce(plan, sendbuf, recvbuf, count, type, op, root, s->rank, s->size);
-    } else {
-      add_ring_reduce(plan, sendbuf, recvbuf, count, type, op, root, s->rank, s->size);
+    if (count == 0) return;
+    switch (choose(s->size, count, detail::bytes_of(count, type), op)) {
+      case Algorithm::binomial:
+        detail::add_reduce(plan, sendbuf, recvbuf, count, type, op, root, s->rank, s->size);
+        break;
+      case Algorithm::rabenseifner:
+        add_rabenseifner_reduce(plan, sendbuf, recvbuf, count, type, op, root, s->rank, s->size);
+        break;
+      case Algorithm::ring:
+        add_ring_reduce(plan, sendbuf, recvbuf, count, type, op, root, s->rank, s->size);
+        break;
     }
   });
 }

@@ -126,6 +126,23 @@ void add_reduce_then_scatter(Plan& s, const void* in, void* recvbuf, const Block
   s.end_round();
 }
 
+enum class Algorithm { reduce_then_scatter, halving, pairwise };
+constexpr const char* kNames[] = {"reduce_then_scatter", "halving", "pairwise"};
+detail::Forced forced{"REDUCE_SCATTER", kNames};  // Reduce_scatter and Reduce_scatter_block
+
+// Reducing to rank 0 in rank order and scattering takes any op; recursive halving and the
+// pairwise exchange reorder operands, so only for commutative ops.
+Algorithm choose(long long bytes, MPI_Op op) {
+  const bool commutative = detail::commutative(op);
+  Algorithm chosen = Algorithm::pairwise;
+  if (!commutative)
+    chosen = Algorithm::reduce_then_scatter;
+  else if (bytes < tune::reduce_scatter_short_bytes())
+    chosen = Algorithm::halving;
+  auto fits = [&](Algorithm a) { return a == Algorithm::reduce_then_scatter || commutative; };
+  return detail::select(forced, fits, chosen);
+}
+
 int reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype type,
                    MPI_Op op, const Comm& comm, Request* request, const char* fn) {
   detail::RangeState* s = nullptr;
@@ -160,12 +177,18 @@ int reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[], M
       // nothing to reduce
     } else if (s->size == 1) {
       plan.copy(in, b.total, type, recvbuf, b.total, type);
-    } else if (!detail::commutative(op)) {
-      add_reduce_then_scatter(plan, in, recvbuf, b, op, s->rank, s->size);
-    } else if (total * type_size < tune::reduce_scatter_short_bytes()) {
-      add_halving(plan, in, recvbuf, b, op, s->rank, s->size);
     } else {
-      add_pairwise(plan, in, recvbuf, in_place, b, op, s->rank, s->size);
+      switch (choose(total * type_size, op)) {
+        case Algorithm::reduce_then_scatter:
+          add_reduce_then_scatter(plan, in, recvbuf, b, op, s->rank, s->size);
+          break;
+        case Algorithm::halving:
+          add_halving(plan, in, recvbuf, b, op, s->rank, s->size);
+          break;
+        case Algorithm::pairwise:
+          add_pairwise(plan, in, recvbuf, in_place, b, op, s->rank, s->size);
+          break;
+      }
     }
   });
 }

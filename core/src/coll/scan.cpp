@@ -113,6 +113,19 @@ void add_chain_scan(Plan& s, const void* sendbuf, void* recvbuf, int count, MPI_
   }
 }
 
+enum class Algorithm { chain, recursive_doubling };
+constexpr const char* kNames[] = {"chain", "recursive_doubling"};
+detail::Forced forced{"SCAN", kNames};  // Scan and Exscan
+
+// Both keep rank order, so both take any op.
+Algorithm choose(int size, long long bytes) {
+  Algorithm chosen = size <= tune::scan_chain_max_size() || bytes >= tune::scan_chain_bytes()
+                         ? Algorithm::chain
+                         : Algorithm::recursive_doubling;
+  return detail::select(
+      forced, [](Algorithm) { return true; }, chosen);
+}
+
 int scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
          const Comm& comm, Request* request, bool exclusive, const char* fn) {
   detail::RangeState* s = nullptr;
@@ -123,7 +136,7 @@ int scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_O
   if (sendbuf == MPI_IN_PLACE) sendbuf = recvbuf;
   return detail::run(comm, request, [&](detail::Plan& plan) {
     long long bytes = detail::bytes_of(count, type);
-    bool chain = s->size <= tune::scan_chain_max_size() || bytes >= tune::scan_chain_bytes();
+    bool chain = choose(s->size, bytes) == Algorithm::chain;
     if (count > 0 && s->size > 1 && chain) {
       int type_size = detail::type_facts(type).size;
       long long segment_bytes = std::max(1LL, tune::scan_segment_bytes());

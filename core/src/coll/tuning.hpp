@@ -1,5 +1,8 @@
-// Algorithm thresholds, each overridable by an environment variable (docs/collectives.md).
+// Algorithm thresholds, and algorithms chosen by name, each overridable by an environment
+// variable (docs/collectives.md).
 #pragma once
+
+#include <cstddef>
 
 namespace rangecomm::detail {
 
@@ -26,6 +29,40 @@ class Tunable {
   long long value_ = 0;
   unsigned generation_ = 0;  // never current: the first use reads
 };
+
+// The algorithm a collective family is told to use: environment variable
+// RANGECOMM_<FAMILY>_ALGORITHM names one of the family's algorithms. Read like a threshold (at
+// the first use and after tuning_changed()). operator() gives the index of the name in `names`,
+// or -1 when the variable is unset or empty (the family chooses), or names no algorithm of the
+// family (then said on stderr when read, with the names there are). Like a threshold, it must be
+// the same on every process: each chooses its algorithm alone.
+class Forced {
+ public:
+  template <std::size_t N>
+  constexpr Forced(const char* family, const char* const (&names)[N])
+      : family_(family), names_(names), count_(static_cast<int>(N)) {}
+  int operator()() {
+    if (generation_ != g_tuning_generation) read();
+    return value_;
+  }
+
+ private:
+  void read();
+  const char* family_;
+  const char* const* names_;
+  int count_;
+  int value_ = -1;
+  unsigned generation_ = 0;
+};
+
+// The family's choice: `forced` when that names an algorithm that can run the call (`fits`),
+// otherwise `chosen`, the algorithm the family's own rules pick.
+template <class Algorithm, class Fits>
+Algorithm select(Forced& forced, Fits fits, Algorithm chosen) {
+  int named = forced();
+  if (named >= 0 && fits(static_cast<Algorithm>(named))) return static_cast<Algorithm>(named);
+  return chosen;
+}
 
 // Makes the next lookups read the environment again (tests that force an algorithm change the
 // variables between collectives).

@@ -339,7 +339,7 @@ int make_range(RangeState& parent, int first, int last, int stride, int levels, 
 }  // namespace
 
 std::uint32_t Comm_context(const Comm& comm) {
-  return comm.is_null() ? 0 : static_cast<std::uint32_t>(comm.state()->id.lo & 0x7fffffff);
+  return comm.is_null() ? 0 : static_cast<std::uint32_t>(CommAccess::of(comm)->id.lo & 0x7fffffff);
 }
 
 int Comm_rank(const Comm& comm, int* rank) {

@@ -33,7 +33,7 @@ enum class Peer { send, recv, probe };
 // Checks what every point-to-point call shares; *out is the range on success.
 int check(const Comm& comm, int count, MPI_Datatype type, int rank, int tag, Peer peer,
           const char* fn, RangeState** out) {
-  RangeState* s = comm.state();
+  RangeState* s = detail::CommAccess::of(comm);
   if (s == nullptr) return detail::raise(MPI_COMM_WORLD, MPI_ERR_COMM, "%s: null communicator", fn);
   MPI_Comm errcomm = s->errcomm();
   if (s->channel->closed())
