@@ -18,9 +18,15 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "objects.h"
+#include "accelerate.h"
+#include "creation.h"
+#include "errors.h"
+#include "handles.h"
+#include "hints.h"
 #include "rangecomm/embedding.hpp"
 #include "report.h"
+#include "requests.h"
+#include "roots.h"
 
 namespace rcshim {
 
@@ -116,7 +122,7 @@ int accelerated_dup(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm, bool* made,
   return raise_on(comm, rc);
 }
 
-// The groups of a split whose entries (objects.h, kSplitEntry) every process has; all of them
+// The groups of a split whose entries (accelerate.h, kSplitEntry) every process has; all of them
 // see alike whether some process's handle table is nearly full.
 int split_by_entries(MPI_Comm comm, RangeParent& p, const std::vector<int>& entries,
                      MPI_Comm* newcomm, bool* made, Why* why) {
@@ -354,7 +360,7 @@ using namespace rcshim;
 
 namespace {
 // Under the acceleration modes: a creation MPI calls itself inside one the shim forwarded to it
-// stays MPI's (objects.h, ForwardedToMpi), as MPI's code expects its own communicator back.
+// stays MPI's (accelerate.h, ForwardedToMpi), as MPI's code expects its own communicator back.
 bool left_to_mpi(Why* why) {
   if (!called_by_mpi()) return false;
   *why = Why::inside_mpi;

@@ -8,7 +8,10 @@
 #include <algorithm>
 #include <unordered_map>
 
-#include "objects.h"
+#include "accelerate.h"
+#include "creation.h"
+#include "errors.h"
+#include "handles.h"
 
 namespace rcshim {
 

@@ -10,9 +10,15 @@
 #include <memory>
 #include <random>
 
-#include "objects.h"
+#include "accelerate.h"
+#include "creation.h"
+#include "errors.h"
+#include "handles.h"
+#include "hints.h"
 #include "p2p_support.h"
 #include "rangecomm/embedding.hpp"
+#include "requests.h"
+#include "roots.h"
 
 namespace rcshim {
 

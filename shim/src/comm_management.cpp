@@ -4,8 +4,14 @@
 #include <cstring>
 #include <vector>
 
-#include "objects.h"
+#include "accelerate.h"
+#include "creation.h"
+#include "errors.h"
+#include "handles.h"
+#include "hints.h"
 #include "p2p_support.h"
+#include "requests.h"
+#include "roots.h"
 
 namespace rcshim {
 

@@ -4,9 +4,13 @@
 // Its identity comes from the parent's and the members (docs/tag-layout.md).
 #include <algorithm>
 
-#include "objects.h"
+#include "accelerate.h"
+#include "creation.h"
+#include "errors.h"
+#include "handles.h"
 #include "p2p_support.h"
 #include "rangecomm/embedding.hpp"
+#include "roots.h"
 
 namespace rcshim {
 

@@ -1,6 +1,9 @@
 // MPI_Wait and MPI_Test and friends on a single request: fake requests through core, real ones
 // with the progress rule. The array forms are in request_arrays.cpp.
-#include "objects.h"
+#include "creation.h"
+#include "errors.h"
+#include "handles.h"
+#include "requests.h"
 
 using namespace rcshim;
 

@@ -7,8 +7,11 @@
 #include <cstdio>
 #include <unordered_map>
 
-#include "objects.h"
+#include "accelerate.h"
+#include "errors.h"
+#include "handles.h"
 #include "rangecomm/embedding.hpp"
+#include "roots.h"
 
 namespace rcshim {
 

@@ -6,9 +6,14 @@
 #include <cstdint>
 #include <unordered_map>
 
-#include "objects.h"
+#include "accelerate.h"
+#include "creation.h"
+#include "errors.h"
+#include "fallback.h"
+#include "handles.h"
 #include "p2p_support.h"
 #include "rangecomm/embedding.hpp"
+#include "roots.h"
 
 namespace rcshim {
 namespace {

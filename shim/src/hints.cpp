@@ -21,8 +21,12 @@
 #include <cstring>
 #include <vector>
 
+#include "accelerate.h"
+#include "creation.h"
 #include "errhandler_cache.h"
-#include "objects.h"
+#include "handles.h"
+#include "hints.h"
+#include "roots.h"
 
 namespace rcshim {
 

@@ -4,7 +4,10 @@
 // call may take. (Partitioned communication, also MPI-4: partitioned.cpp.)
 #include <climits>
 
-#include "objects.h"
+#include "errors.h"
+#include "handles.h"
+#include "requests.h"
+#include "roots.h"
 
 #if MPI_VERSION >= 4
 

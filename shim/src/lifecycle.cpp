@@ -6,9 +6,14 @@
 #include <cstdlib>
 #include <utility>
 
-#include "objects.h"
+#include "accelerate.h"
+#include "errors.h"
+#include "handles.h"
+#include "hints.h"
 #include "rangecomm/embedding.hpp"
 #include "report.h"
+#include "requests.h"
+#include "roots.h"
 
 namespace rcshim {
 

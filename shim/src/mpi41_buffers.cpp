@@ -4,8 +4,10 @@
 // Buffered sends on a range communicator copy their data into storage of the library's own and
 // complete at once (point_to_point.cpp), so an attached buffer is never filled: attaching
 // records it, detaching gives it back, and flushing has no message to wait for.
-#include "objects.h"
+#include "errors.h"
+#include "handles.h"
 #include "p2p_support.h"
+#include "requests.h"
 
 using namespace rcshim;
 

@@ -3,12 +3,17 @@
 #include <atomic>
 #include <memory>
 
+#include "accelerate.h"
+#include "creation.h"
 #include "errhandler_cache.h"
+#include "errors.h"
 #include "export.h"
-#include "objects.h"
+#include "handles.h"
 #include "p2p_support.h"
 #include "rangecomm.h"
 #include "report.h"
+#include "requests.h"
+#include "roots.h"
 
 namespace rcshim {
 

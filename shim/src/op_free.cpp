@@ -2,7 +2,7 @@
 // For collectives on ranges, core runs the reductions itself, so it must keep the operation
 // until they are done (rangecomm::Defer_op_free). MPI_Op_free takes no handle the generator
 // knows, so it is defined here (exported like the generated wrappers).
-#include "objects.h"
+#include "handles.h"
 #include "rangecomm/embedding.hpp"
 
 #undef MPI_Op_free

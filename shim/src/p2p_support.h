@@ -5,7 +5,9 @@
 #include <memory>
 #include <vector>
 
-#include "objects.h"
+#include "errors.h"
+#include "handles.h"
+#include "requests.h"
 
 namespace rcshim {
 

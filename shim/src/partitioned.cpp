@@ -52,9 +52,14 @@
 #include <utility>
 #include <vector>
 
-#include "objects.h"
+#include "accelerate.h"
+#include "creation.h"
+#include "errors.h"
+#include "handles.h"
 #include "p2p_support.h"
 #include "rangecomm/embedding.hpp"
+#include "requests.h"
+#include "roots.h"
 
 namespace rcshim {
 

@@ -1,8 +1,11 @@
 // Persistent point-to-point requests on ranges (MPI_X_init + MPI_Start), and MPI-4's
 // MPI_Isendrecv(_replace). A persistent request keeps its arguments (and a duplicate of a
 // derived datatype) and starts a fresh core operation at every MPI_Start.
-#include "objects.h"
+#include "creation.h"
+#include "errors.h"
+#include "handles.h"
 #include "p2p_support.h"
+#include "requests.h"
 
 namespace rcshim {
 namespace {

@@ -2,8 +2,11 @@
 // delegated to core. Ranks and statuses are the range's, tags the program's.
 #include <vector>
 
-#include "objects.h"
+#include "errors.h"
+#include "handles.h"
+#include "hints.h"
 #include "p2p_support.h"
+#include "requests.h"
 
 namespace rcshim {
 

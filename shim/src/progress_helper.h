@@ -5,7 +5,9 @@
 #include <atomic>
 #include <thread>
 
-#include "objects.h"
+#include "accelerate.h"
+#include "handles.h"
+#include "requests.h"
 
 namespace rcshim {
 

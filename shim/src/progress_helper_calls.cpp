@@ -4,7 +4,10 @@
 // (MPI_THREAD_MULTIPLE). Without that, these calls do not advance range operations (see
 // docs/shim-design.md, "The progress rule"). One definition per call the generated wrappers
 // mark blocking; the list is the one Open MPI 4.1 and MPICH 4.0 share.
-#include "objects.h"
+#include "accelerate.h"
+#include "creation.h"
+#include "errors.h"
+#include "handles.h"
 #include "progress_helper.h"
 
 using namespace rcshim;

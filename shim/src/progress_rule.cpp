@@ -5,7 +5,10 @@
 // a wait that advances core (wait_real): blocking and nonblocking point-to-point calls match
 // each other. Collectives do not (a blocking collective never matches a nonblocking one), so
 // they stay as they are and a helper thread advances core meanwhile (progress_helper.cpp).
-#include "objects.h"
+#include "creation.h"
+#include "errors.h"
+#include "handles.h"
+#include "requests.h"
 
 using namespace rcshim;
 

@@ -1,7 +1,9 @@
 // Every MPI-3 collective on range communicators, blocking and nonblocking, delegated to core
 // (core/include/rangecomm/collectives.hpp); nonblocking ones hand out fake requests.
-#include "objects.h"
+#include "errors.h"
+#include "handles.h"
 #include "p2p_support.h"
+#include "requests.h"
 
 using namespace rcshim;
 

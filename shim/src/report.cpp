@@ -5,7 +5,11 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "objects.h"
+#include "accelerate.h"
+#include "creation.h"
+#include "handles.h"
+#include "requests.h"
+#include "roots.h"
 
 namespace rcshim {
 

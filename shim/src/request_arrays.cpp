@@ -5,7 +5,10 @@
 // own rules (inactive persistent requests, errors per status) apply to them unchanged.
 #include <vector>
 
-#include "objects.h"
+#include "accelerate.h"
+#include "errors.h"
+#include "handles.h"
+#include "requests.h"
 
 using namespace rcshim;
 

@@ -6,7 +6,10 @@
 #include <cstdlib>
 #include <list>
 
-#include "objects.h"
+#include "accelerate.h"
+#include "creation.h"
+#include "handles.h"
+#include "requests.h"
 
 namespace rcshim {
 

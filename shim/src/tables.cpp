@@ -1,7 +1,13 @@
 // The three tables of fake objects and the calls that add, find and remove entries.
 #include <cstdlib>
 
-#include "objects.h"
+#include "accelerate.h"
+#include "errors.h"
+#include "fallback.h"
+#include "handles.h"
+#include "hints.h"
+#include "requests.h"
+#include "roots.h"
 
 namespace rcshim {
 
