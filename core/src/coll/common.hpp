@@ -4,10 +4,12 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <climits>
 #include <memory>
 #include <utility>
 #include <vector>
 
+#include "coll/tuning.hpp"
 #include "rangecomm/comm.hpp"
 #include "rangecomm/request.hpp"
 #include "sched/schedule.hpp"
@@ -215,5 +217,17 @@ void add_chain_bcast(Plan& s, void* buf, int count, MPI_Datatype type, int root,
 // root the result lands in recvbuf. sendbuf may equal recvbuf on the root (in place).
 void add_reduce(Plan& s, const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
                 MPI_Op op, int root, int rank, int size);
+
+// Gather and Scatter: a binomial tree, which packs a subtree's blocks into one message (so their
+// `total` bytes must fit an int), below `short_bytes`, else linear.
+enum class RootedAlgorithm { binomial, linear };
+constexpr const char* kRootedNames[] = {"binomial", "linear"};
+inline RootedAlgorithm choose_rooted(Forced& forced, long long total, long long short_bytes) {
+  const bool tree_fits = total <= INT_MAX;
+  RootedAlgorithm chosen =
+      total < short_bytes && tree_fits ? RootedAlgorithm::binomial : RootedAlgorithm::linear;
+  auto fits = [&](RootedAlgorithm a) { return a == RootedAlgorithm::linear || tree_fits; };
+  return select(forced, fits, chosen);
+}
 
 }  // namespace rangecomm::detail

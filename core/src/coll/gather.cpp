@@ -105,18 +105,7 @@ void add_linear(Plan& s, const void* sendbuf, int sendcount, MPI_Datatype sendty
   }
 }
 
-enum class Algorithm { binomial, linear };
-constexpr const char* kNames[] = {"binomial", "linear"};
-detail::Forced forced{"GATHER", kNames};
-
-// The tree packs a subtree's blocks into one message, so it needs them to fit an int.
-Algorithm choose(long long total) {
-  const bool tree_fits = total <= INT_MAX;
-  Algorithm chosen =
-      total < tune::gather_short_bytes() && tree_fits ? Algorithm::binomial : Algorithm::linear;
-  auto fits = [&](Algorithm a) { return a == Algorithm::linear || tree_fits; };
-  return detail::select(forced, fits, chosen);
-}
+detail::Forced forced{"GATHER", detail::kRootedNames};
 
 int gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
            MPI_Datatype recvtype, int root, const Comm& comm, Request* request, const char* fn) {
@@ -132,7 +121,8 @@ int gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recv
   return detail::run(comm, request, [&](detail::Plan& plan) {
     if (block == 0) {
       // nothing to move
-    } else if (choose(total) == Algorithm::binomial) {
+    } else if (detail::choose_rooted(forced, total, tune::gather_short_bytes()) ==
+               detail::RootedAlgorithm::binomial) {
       if (is_root)
         add_tree_root(plan, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
                       s->size);
