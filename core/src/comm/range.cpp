@@ -2,15 +2,11 @@
 
 #include <algorithm>
 #include <climits>
-#include <cstdio>
-#include <cstdlib>
 #include <new>
-#include <string>
 
 #include "comm/match_state.hpp"
 #include "rangecomm/embedding.hpp"
 #include "util/errors.hpp"
-#include "wire/control.hpp"
 
 namespace rangecomm::detail {
 
@@ -42,80 +38,6 @@ ChildCounts& RangeState::child_counts() {
 
 void set_identity(RangeState& s, RangeState& parent, std::uint64_t digest) {
   s.id = derive_id(parent.id, digest, parent.child_counts().next(digest));
-}
-
-namespace {
-
-// Takes a slot for s's first message (or, when every slot of its lane is taken, marks s as
-// sending with headers).
-void ensure_slot(RangeState& s) {
-  if (s.slot != RangeState::kNoSlot) return;
-  Channel& ch = *s.channel;
-  int slot = ch.acquire_slot(comm_lane(s));
-  if (slot >= 0) {
-    s.slot = slot;
-    s.send_lane = ch.lane(ch.layout().lane_of(slot)).comm;
-    s.send_tag_base = ch.layout().tag_base(slot);
-  } else {
-    s.slot = RangeState::kWide;
-  }
-}
-
-}  // namespace
-
-int prepare_send(RangeState& s, int dest, TagLayout::Kind kind, int payload, MPI_Comm* comm,
-                 int* tag) {
-  Channel& ch = *s.channel;
-  const TagLayout& layout = ch.layout();
-  // Every message of the communicator, from every member, travels on one lane chosen by its
-  // identity: a receiver knows where to wait for a sender's binding.
-  int lane = comm_lane(s);
-  ensure_slot(s);
-  PeerLink& link = s.peer(dest);
-  int root_dest = s.to_root(dest);
-  ControlMessage m{s.id.hi, s.id.lo, 0, 0};
-  if (s.slot == RangeState::kWide || payload > TagLayout::max_payload) {
-    // No slot, or a user tag above the payload bits: a header names the communicator and the
-    // tag of the message, which follows it on the lane.
-    m.a = kind;
-    m.b = payload;
-    if (int rc = send_control(ch, lane, root_dest, TagLayout::wide_header, m)) return rc;
-    *comm = ch.lane(lane).comm;
-    *tag = layout.wide_data_tag();
-    return MPI_SUCCESS;
-  }
-  if (!link.bound) {
-    // The binding goes first, on the lane of the slot: MPI keeps one sender's messages to one
-    // receiver in order on one communicator, so it arrives before anything sent under it.
-    m.a = s.slot;
-    if (int rc = send_control(ch, lane, root_dest, TagLayout::bind, m)) return rc;
-    link.bound = true;
-  }
-  *comm = s.send_lane;
-  *tag = TagLayout::tag(s.send_tag_base, kind, payload);
-  return MPI_SUCCESS;
-}
-
-int send_with_binding(RangeState& s, int dest, int payload, const void* buf, int count,
-                      MPI_Datatype type, bool* sent) {
-  *sent = false;
-  PeerLink& link = s.peer(dest);
-  if (link.bound) return MPI_SUCCESS;
-  ensure_slot(s);
-  if (s.slot == RangeState::kWide) return MPI_SUCCESS;
-  MPI_Count type_size = 0;
-  MPI_Type_size_x(type, &type_size);
-  BoundDataHeader header{s.id.hi, s.id.lo, s.slot, payload, type_size * count};
-  int rc =
-      send_bound_data(*s.channel, comm_lane(s), s.to_root(dest), header, buf, count, type, sent);
-  if (*sent) link.bound = true;
-  return rc;
-}
-
-int peer_slot(RangeState& s, int r) {
-  PeerLink& link = s.peer(r);
-  if (link.slot < 0) link.slot = s.channel->bound_slot(s.to_root(r), s.id);
-  return link.slot;
 }
 
 GroupTable::GroupTable(std::vector<int> members) : roots(std::move(members)) {
@@ -177,82 +99,6 @@ int Comm::root_stride() const { return state_ && !state_->table ? state_->stride
 bool Comm::is_strided_range() const { return state_ && !state_->table; }
 int Comm::depth() const { return state_ ? state_->depth : MPI_UNDEFINED; }
 MPI_Comm Comm::root_mpi_comm() const { return state_ ? state_->channel->user() : MPI_COMM_NULL; }
-
-namespace {
-
-// What a root communicator carries for us: its channel and its whole-range communicator. The
-// attachment keeps the latter alive: its identity is the same in every process, so it must not
-// be made again while peers may still hold the binding of its former slot.
-struct Attachment {
-  detail::ChannelRef channel;
-  std::shared_ptr<RangeState> root;
-};
-
-int delete_attachment(MPI_Comm, int, void* value, void*) {
-  auto* a = static_cast<Attachment*>(value);
-  a->channel->close();
-  delete a;
-  return MPI_SUCCESS;
-}
-
-// At MPI_Finalize close every channel while MPI can still free the lanes. MPI_Finalize deletes
-// MPI_COMM_SELF's attributes first, newest first (MPI 4.0, "Allowing User Functions at Process
-// Termination"), then MPICH and Open MPI delete MPI_COMM_WORLD's the same way. This one is set
-// on MPI_COMM_WORLD at the first Create_Comm, before the attributes a program (or a library such
-// as PETSc) sets later, so their delete callbacks, run before it, may still use and free range
-// communicators. (An MPI that left MPI_COMM_WORLD's attributes alone would free the lanes
-// itself.)
-int close_all_channels(MPI_Comm, int, void*, void*) {
-  auto channels = detail::open_channels();
-  for (detail::Channel* ch : channels) ch->close();
-  return MPI_SUCCESS;
-}
-
-int attachment_keyval() {
-  static int keyval = MPI_KEYVAL_INVALID;
-  if (keyval == MPI_KEYVAL_INVALID) {
-    MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_attachment, &keyval, nullptr);
-    int finalize_keyval = MPI_KEYVAL_INVALID;
-    MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, close_all_channels, &finalize_keyval, nullptr);
-    MPI_Comm_set_attr(MPI_COMM_WORLD, finalize_keyval, nullptr);
-  }
-  return keyval;
-}
-
-}  // namespace
-
-int Create_Comm(MPI_Comm mpi_comm, Comm* out) {
-  if (out == nullptr) return detail::raise(MPI_COMM_WORLD, MPI_ERR_ARG, "Create_Comm: out is null");
-  *out = Comm();
-  if (mpi_comm == MPI_COMM_NULL)
-    return detail::raise(MPI_COMM_WORLD, MPI_ERR_COMM, "Create_Comm: MPI_COMM_NULL");
-  int keyval = attachment_keyval();
-  void* value = nullptr;
-  int found = 0;
-  int rc = MPI_Comm_get_attr(mpi_comm, keyval, &value, &found);
-  if (rc != MPI_SUCCESS) return detail::raise_mpi(MPI_COMM_WORLD, rc, "Create_Comm");
-  auto* attachment = static_cast<Attachment*>(value);
-  if (!found) {
-    detail::ChannelRef channel;
-    rc = detail::Channel::open(mpi_comm, &channel);
-    if (rc != MPI_SUCCESS) return rc;
-    attachment = new Attachment{std::move(channel), {}};
-    MPI_Comm_set_attr(mpi_comm, keyval, attachment);
-  }
-  if (attachment->root) {
-    *out = CommAccess::make(attachment->root);
-    return MPI_SUCCESS;
-  }
-  // The root's identity is the same on every process (each channel has lanes of its own).
-  auto s = detail::new_range_state();
-  s->channel = attachment->channel;
-  s->size = s->channel->root_size();
-  s->rank = s->channel->root_rank();
-  s->id = {1, 1};
-  attachment->root = s;
-  *out = CommAccess::make(std::move(s));
-  return MPI_SUCCESS;
-}
 
 int Split_Comm(const Comm& parent_comm, int first, int last, int stride, Comm* out) {
   return Split_Comm_salted(parent_comm, first, last, stride, 1, 0, out);
