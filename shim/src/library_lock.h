@@ -1,10 +1,10 @@
 // The library lock: under MPI_THREAD_MULTIPLE every path that touches the library's state (fake
 // handles, core) runs under one lock, taken where a wrapper has told a fake handle from a real
 // one, so the pass-through path of real handles never sees it. Blocking waits inside the library
-// poll, and between polls release the lock (core calls pause_library(); the shim's Backoff
-// too), so a thread blocked on one communicator never stops another thread's calls. A thread
-// that calls into MPI where MPI may block on other processes (a real collective for the
-// fallback communicator, an agreement on a real parent) releases it for that call (Unlocked).
+// poll, and between polls release the lock (core's Backoff, which the shim's waits use too,
+// calls pause_library()), so a thread blocked on one communicator never stops another thread's
+// calls. A thread that calls into MPI where MPI may block on other processes (a real collective for
+// the fallback communicator, an agreement on a real parent) releases it for that call (Unlocked).
 // Below MPI_THREAD_MULTIPLE all of this is one predictable branch on a flag set at MPI_Init.
 #pragma once
 

@@ -13,11 +13,6 @@
 
 namespace rcshim {
 
-void Backoff::pause() {
-  if (g_threaded) return pause_library();
-  if (++polls_ > 64) sched_yield();
-}
-
 void set_empty_status(MPI_Status* st) {
   st->MPI_SOURCE = MPI_ANY_SOURCE;
   st->MPI_TAG = MPI_ANY_TAG;

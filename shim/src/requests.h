@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include "handles.h"
+#include "rangecomm/embedding.hpp"
 
 namespace rcshim {
 
@@ -42,14 +43,7 @@ void finish_detached();
 // Whether MPI was initialised with MPI_THREAD_MULTIPLE (progress_helper.h).
 bool mpi_thread_multiple();
 
-// Busy-polling starves other ranks when there are more ranks than cores: after a burst of
-// polls, give the core away between polls.
-class Backoff {
- public:
-  void pause();
-
- private:
-  int polls_ = 0;
-};
+// Every wait loop of the shim gives way as core's do (under threads: the library lock's pause).
+using rangecomm::Backoff;
 
 }  // namespace rcshim

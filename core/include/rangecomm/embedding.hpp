@@ -4,6 +4,8 @@
 
 #include <mpi.h>
 
+#include <sched.h>
+
 #include <cstdint>
 #include <functional>
 
@@ -22,6 +24,28 @@ void Set_error_handler_calls(bool enabled);
 // every blocking call polls, and between polls calls pause(), which must let other threads in
 // (release the lock, yield, take it again). Call once, before the threads start.
 void Set_threaded(void (*pause)());
+
+namespace detail {
+extern void (*g_pause_hook)();  // Set_threaded's pause, or null
+}  // namespace detail
+
+// How every wait loop, the library's and the embedding layer's, gives way between two polls.
+// After Set_threaded each pause runs its pause, so that a thread waiting here never holds the
+// lock another thread needs to send what it waits for. Otherwise busy-polling starves the other
+// ranks when there are more ranks than cores: after a burst of polls, the core is given away
+// between polls.
+class Backoff {
+ public:
+  explicit Backoff(int burst = 64) : burst_(burst) {}
+  void pause() {
+    if (detail::g_pause_hook != nullptr) return detail::g_pause_hook();
+    if (++polls_ > burst_) sched_yield();
+  }
+
+ private:
+  int burst_;
+  int polls_ = 0;
+};
 
 // A new error code of error_class whose Error_string is "rangecomm: " + the formatted message.
 // Calls no error handler.

@@ -1,12 +1,11 @@
-// Progress: the one call that moves every operation the library runs itself, and what a wait
-// does between two polls. It knows no communicator: the rooms above register what they advance
+// Progress: the one call that moves every operation the library runs itself, and the backoff
+// of every wait. It knows no communicator: the rooms above register what they advance
 // (the matching engine its lanes, the schedule engine its running collectives), so every
 // dependency points down to here and none back up.
 #pragma once
 
-#include <sched.h>
-
 #include "engine/operation.hpp"
+#include "rangecomm/embedding.hpp"
 
 namespace rangecomm::detail {
 
@@ -30,24 +29,7 @@ void adopt_orphan(Operation* op);
 // blocked inside MPI would hold.
 bool engine_busy();
 
-// Set_threaded's pause (the shim's: it releases the library lock for a moment), or null.
-extern void (*g_pause_hook)();
-
-// How every wait loop gives way between two polls. Under Set_threaded each pause runs the hook,
-// so that a thread waiting here never holds the library lock that another thread needs to send
-// what it waits for. Otherwise busy-polling starves the other ranks when there are more ranks
-// than cores: after a burst of polls, the core is given away between polls.
-class Backoff {
- public:
-  explicit Backoff(int burst = 64) : burst_(burst) {}
-  void pause() {
-    if (g_pause_hook != nullptr) return g_pause_hook();
-    if (++polls_ > burst_) sched_yield();
-  }
-
- private:
-  int burst_;
-  int polls_ = 0;
-};
+// The one backoff of every wait loop (rangecomm/embedding.hpp, shared with the shim).
+using rangecomm::Backoff;
 
 }  // namespace rangecomm::detail
