@@ -141,10 +141,10 @@ const std::vector<Setting> kNonCommutativeSettings = {
     {"reduce and broadcast", {{"RANGECOMM_ALLREDUCE_DIRECT_PROCS", "0"}}},
 };
 
-// The direct barrier (default up to 8 processes) and dissemination.
+// The direct barrier and dissemination, forced by name at every process count.
 const std::vector<Setting> kBarrierSettings = {
-    {"direct", {}},
-    {"dissemination", {{"RANGECOMM_BARRIER_DIRECT_PROCS", "0"}}},
+    {"direct", {{"RANGECOMM_BARRIER_ALGORITHM", "direct"}}},
+    {"dissemination", {{"RANGECOMM_BARRIER_ALGORITHM", "dissemination"}}},
 };
 
 }  // namespace
