@@ -1,6 +1,8 @@
 // The schedule engine: a collective is data — rounds of sends, receives and local operations —
 // and one engine runs every schedule (paper 004, LibNBC). Blocking collectives are the same
 // schedules run to completion.
+// Schedules are built in schedule.cpp and run in executor.cpp (with the Runner); user_ops.cpp
+// keeps the user-defined operations of running schedules alive.
 #pragma once
 
 #include <mpi.h>
@@ -27,6 +29,10 @@ struct Step {
   MPI_Datatype out_type;  // copy: destination type (may differ from type)
   MPI_Op op;              // reduce: out = in op out
 };
+
+// A send or receive step (for Schedule and Runner alike).
+Step send_step(const void* buf, int count, MPI_Datatype type, int peer);
+Step recv_step(void* buf, int count, MPI_Datatype type, int peer);
 
 // What a collective's algorithm writes: steps grouped into rounds. A round starts when
 // everything of the previous round has completed; it runs its local steps first, in order, then
@@ -172,6 +178,10 @@ int local_copy(const void* in, int in_count, MPI_Datatype in_type, void* out, in
 // If a running schedule uses the user-defined operation op, takes over freeing it: MPI_Op_free
 // is called when the last such schedule ends, and true is returned. Otherwise returns false.
 bool defer_op_free(MPI_Op op);
+
+// Ends one schedule's use of op (counted by Schedule::hold_ops; nothing for any other op): when
+// it was the last and its MPI_Op_free was deferred, frees it.
+void release_op(MPI_Op op);
 
 // Whether op is commutative (predefined ops are).
 bool commutative(MPI_Op op);
