@@ -38,8 +38,7 @@ def _generic_body(f, indent='  '):
         lines.append('if (RC_UNLIKELY({})) {{ rcshim::Locked rc_locked; return rc_fake_{}({}); }}'
                      .format(cond, f.name, f.args()))
     if f.blocking:
-        lines.append('if (RC_UNLIKELY(rangecomm::Progress_needed())) return rc_blocking_{}({});'
-                     .format(f.name, f.args()))
+        lines.append(_progress_check(f))
     if f.change_report:
         comm = next(p.name for p in f.params if p.htype == 'MPI_Comm' and p.shape == 'value')
         lines.append('{} rc = rc_real.{}({});'.format(f.ret, f.name, f.args()))
@@ -48,6 +47,27 @@ def _generic_body(f, indent='  '):
     else:
         lines.append('return rc_real.{}({});'.format(f.name, f.args()))
     return ''.join(indent + line + '\n' for line in lines)
+
+
+def _progress_check(f):
+    return 'if (RC_UNLIKELY(rangecomm::Progress_needed())) return rc_blocking_{}({});'.format(
+        f.name, f.args())
+
+
+def _progress_rule(f):
+    """rc_blocking_MPI_X: MPI_X on real handles while range operations need progress, in the
+    way mpi_api.progress_kind names (shim/src/progress/rule.h)."""
+    if f.progress == 'twin':
+        status = f.params[-1].name if f.params[-1].ctype == 'MPI_Status' else 'MPI_STATUS_IGNORE'
+        args = [p.name for p in f.params if p.ctype != 'MPI_Status'] + ['rc_request']
+        body = ('  return rcshim::as_nonblocking({}, [&](MPI_Request* rc_request) {{\n'
+                '    return rc_real.{}({});\n  }});\n').format(status, f.twin.name, ', '.join(args))
+    elif f.progress == 'poll':
+        body = '  rcshim::progress_before_poll();\n  return rc_real.{}({});\n'.format(f.name, f.args())
+    else:
+        body = '  return rcshim::with_progress_thread([&] {{ return rc_real.{}({}); }});\n'.format(
+            f.name, f.args())
+    return 'extern "C" {} {{\n{}}}\n'.format(f.decl('rc_blocking_' + f.name), body)
 
 
 def _error_return(f, errcomm, p):
@@ -95,9 +115,11 @@ def _wrapper(f):
             f.decl('rc_hand_' + f.name), _generic_body(f)))
     if f.checked():
         out.append(_fake_default(f))
-    if f.blocking:
-        out.append('extern "C" RC_WEAK {} {{\n  return rc_real.{}({});\n}}\n'.format(
-            f.decl('rc_blocking_' + f.name), f.name, f.args()))
+    if f.blocking and f.progress != 'hand':
+        out.append(_progress_rule(f))
+    if f.blocking and f.handwritten:
+        out.append('extern "C" {} {{\n  {}\n  return rc_real.{}({});\n}}\n'.format(
+            f.decl('rc_mpi_' + f.name), _progress_check(f), f.name, f.args()))
     body = ('  return rc_hand_{}({});\n'.format(f.name, f.args()) if f.handwritten
             else _generic_body(f))
     out.append('extern "C" RC_EXPORT {} {{\n{}}}\n'.format(f.decl(f.name), body))
@@ -129,7 +151,10 @@ def _real_header(funcs, includes):
 def _hooks_header(funcs):
     out = [BANNER,
            '// The hooks of the generated wrappers (docs/shim-design.md, "The contract").\n'
-           '// Each has a weak default; define one strongly in shim/src to override it.\n'
+           '// rc_hand_ and rc_fake_ have weak defaults; define one strongly in shim/src to\n'
+           '// override it. rc_blocking_MPI_X (MPI_X on real handles under the progress rule)\n'
+           '// is generated, or written by hand where tools/mpi_api.py says so; rc_mpi_MPI_X\n'
+           '// is MPI_X under the progress rule, for hand-written wrappers.\n'
            '#pragma once\n#include <mpi.h>\n\nextern "C" {\n'
            '// The real communicator for a fake one, created once (collective) and cached.\n'
            'int rc_real_comm_of(MPI_Comm fake, MPI_Comm* real);\n'
@@ -145,6 +170,8 @@ def _hooks_header(funcs):
             out.append(f.decl('rc_fake_' + f.name) + ';\n')
         if f.blocking:
             out.append(f.decl('rc_blocking_' + f.name) + ';\n')
+        if f.blocking and f.handwritten:
+            out.append(f.decl('rc_mpi_' + f.name) + ';\n')
     out.append('#pragma GCC diagnostic pop\n}  // extern "C"\n')
     return ''.join(out)
 
@@ -201,6 +228,7 @@ def _wrapper_source(part):
     return (BANNER +
             '#include "real_mpi.h"\n#include "shim_hooks.h"\n#include "fake_handles.h"\n'
             '#include "library_lock.h"\n#include "errhandler_cache.h"\n'
+            '#include "progress_rule.h"\n'
             '#include <rangecomm/request.hpp>\n\n'
             '#define RC_EXPORT __attribute__((visibility("default")))\n'
             '#define RC_WEAK __attribute__((weak))\n'

@@ -75,6 +75,8 @@ class Function:
         self.params = params
         self.variadic = variadic
         self.ret_htype = ret if ret in HANDLE_TYPES else None
+        self.progress = None  # a blocking call's way under the progress rule (assign_progress)
+        self.twin = None      # its nonblocking form, for progress 'twin'
         last_int = None
         for p in params:
             p.inout = p.shape == 'pointer' and p.htype in mpi_api.inout_types(name)
@@ -143,7 +145,7 @@ class Function:
             parts.append('NOT checked (length unknown): ' +
                          ', '.join(handle(p) for p in unchecked))
         if self.blocking:
-            parts.append('progress rule')
+            parts.append('progress rule: ' + (self.progress or '?'))
         return '; '.join(parts)
 
     def args(self):
@@ -220,6 +222,30 @@ def load_api(cc, cflags, includes=MPI_INCLUDES):
     return funcs
 
 
+def _is_twin(f, t):
+    """Whether t takes f's parameters but a trailing status, then a request."""
+    def sig(params):
+        return [(p.ctype, p.shape) for p in params]
+    mine = f.params[:-1] if f.params and f.params[-1].ctype == 'MPI_Status' else f.params
+    return (t.ret == f.ret and len(t.params) == len(mine) + 1 and
+            sig(t.params[:-1]) == sig(mine) and sig(t.params[-1:]) == [('MPI_Request', 'pointer')])
+
+
+def assign_progress(funcs):
+    """Each blocking call's way under the progress rule (mpi_api.progress_kind): a call whose
+    nonblocking twin this mpi.h lacks, or declares differently, gets a helper thread."""
+    for f in funcs.values():
+        if not f.blocking:
+            continue
+        f.progress = mpi_api.progress_kind(f.name)
+        if f.progress == 'twin':
+            t = funcs.get(mpi_api.twin_name(f.name))
+            if t is not None and _is_twin(f, t):
+                f.twin = t
+            else:
+                f.progress = 'helper'
+
+
 def reviewed_names(path):
     """The functions whose wrappers have been reviewed (one name per line, # comments)."""
     with open(path) as f:
@@ -247,10 +273,13 @@ def main():
     opts = ap.parse_args()
     includes = MPI_INCLUDES + ''.join('#include "{}"\n'.format(h) for h in opts.include)
     funcs = load_api(opts.cc, shlex.split(opts.cflags), includes)
+    assign_progress(funcs)
     if opts.list:
         for f in sorted(funcs.values(), key=lambda f: f.name):
             if f.wrapped:
                 flags = [k for k in ('blocking', 'handwritten', 'collective') if getattr(f, k)]
+                if f.progress:
+                    flags.append('progress:' + f.progress)
                 print(f.name, ' '.join(flags))
         return
     unreviewed = by_default(funcs, reviewed_names(opts.reviewed))

@@ -58,6 +58,44 @@ _BLOCKING_OTHER = {
     'File_write_ordered_end',
 }
 
+# How a blocking call keeps range operations moving while it runs on real handles (the
+# progress rule, docs/shim-design.md). The generator writes rc_blocking_MPI_X for every
+# blocking call in one of three ways:
+# - 'twin': point-to-point calls whose nonblocking form (I + name, same parameters but the
+#   status, then a request) matches what the peer calls: started, then waited for while core
+#   advances. Used only where the installed mpi.h declares that form.
+# - 'poll': calls a program polls in a loop: each poll advances core first.
+# - 'helper': everything else (collectives, whose blocking and nonblocking forms never match
+#   each other, creation, files, windows): MPI's call as it is, while a helper thread advances
+#   core when MPI allows a second thread in it.
+# The calls named in _PROGRESS_BY_HAND (exact names) are written by hand in shim/src/progress/.
+_PROGRESS_TWIN = {'Send', 'Bsend', 'Ssend', 'Rsend', 'Recv', 'Mrecv', 'Sendrecv',
+                  'Sendrecv_replace'}
+_PROGRESS_POLL = {'Iprobe', 'Improbe', 'Win_test'}
+_PROGRESS_BY_HAND = {
+    'MPI_Probe', 'MPI_Mprobe',  # wait by polling the probe itself (no nonblocking twin)
+    'MPI_Sendrecv',  # Isend + Irecv: MPI_Isendrecv is MPI-4 (Open MPI 4.1 lacks it)
+    'MPI_Wait', 'MPI_Test', 'MPI_Request_get_status',  # requests/completion.cpp
+    'MPI_Parrived',  # requests/partitioned.cpp
+}
+
+
+def progress_kind(name):
+    """'hand', 'twin', 'poll' or 'helper' for a blocking call (see _PROGRESS_TWIN)."""
+    if name in _PROGRESS_BY_HAND:
+        return 'hand'
+    stem = base_name(name)
+    if stem in _PROGRESS_TWIN:
+        return 'twin'
+    return 'poll' if stem in _PROGRESS_POLL else 'helper'
+
+
+def twin_name(name):
+    """'MPI_Send_c' -> 'MPI_Isend_c'."""
+    prefix, stem = re.match(r'(MPIX?_)(.*)', name).groups()
+    return prefix + 'I' + stem[0].lower() + stem[1:]
+
+
 # Calls wrapped although no parameter is a communicator, request, message or status: the
 # blocking ones above (progress rule) and these, whose effects the semantics half must see.
 _EXTRA_WRAPPED = {

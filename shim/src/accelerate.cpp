@@ -380,139 +380,160 @@ int null_result(MPI_Comm comm, const char* fn) {
   return raise_error(comm, MPI_ERR_ARG, "%s: the result argument is a null pointer", fn);
 #endif
 }
-}  // namespace
 
-// Each wrapper: a library communicator's creation is the library's; under the acceleration
-// modes a real parent's too where the library can make it; MPI makes the rest (counted for
-// RANGECOMM_REPORT with the reason, report.h).
-
-extern "C" int rc_hand_MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
-  if (UNLIKELY(newcomm == nullptr))
-    return rc_is_fake_comm(comm) ? null_result(comm, "MPI_Comm_dup") : MPI_Comm_dup(comm, newcomm);
+// The path of every creation from a parent communicator, each step a callable:
+// - library(&made, &why): the creation on a library communicator (made true and why
+//   Why::count beforehand; a step that leaves the result to MPI says so and why);
+// - accelerated(&made, &why): under the acceleration modes, the creation from a real parent,
+//   where the library can make it;
+// - mpi(): MPI's own call, under the progress rule (rc_mpi_MPI_X).
+// MPI makes the rest; with replace_mpis its result becomes the library's under the acceleration
+// modes (split types the library cannot compute). Each outcome is counted for RANGECOMM_REPORT
+// with the reason (report.h).
+template <class Library, class Accelerated, class Mpi>
+int create_from_parent(Creation call, const char* fn, MPI_Comm comm, MPI_Comm* newcomm,
+                       Library library, Accelerated accelerated, Mpi mpi,
+                       bool replace_mpis = false) {
+  if (UNLIKELY(newcomm == nullptr)) return rc_is_fake_comm(comm) ? null_result(comm, fn) : mpi();
   if (UNLIKELY(rc_is_fake_comm(comm))) {
     Locked locked;
-    return reported(Creation::dup, true, Why::count, rc_fake_MPI_Comm_dup(comm, newcomm), newcomm);
-  }
-  Why why = Why::mode_off;
-  if (UNLIKELY(g_accelerate) && !left_to_mpi(&why)) {
-    Locked locked;
-    bool made = false;
-    int rc = accelerated_dup(comm, MPI_INFO_NULL, newcomm, &made, &why);
-    if (made || rc != MPI_SUCCESS) return reported(Creation::dup, true, why, rc, newcomm);
-  }
-  int rc = UNLIKELY(rangecomm::Progress_needed()) ? rc_blocking_MPI_Comm_dup(comm, newcomm)
-                                                  : MPI_Comm_dup(comm, newcomm);
-  return reported(Creation::dup, false, why, rc, newcomm);
-}
-
-extern "C" int rc_hand_MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm) {
-  if (UNLIKELY(newcomm == nullptr))
-    return rc_is_fake_comm(comm) ? null_result(comm, "MPI_Comm_dup_with_info")
-                                 : MPI_Comm_dup_with_info(comm, info, newcomm);
-  constexpr Creation kCall = Creation::dup_with_info;
-  if (UNLIKELY(rc_is_fake_comm(comm))) {
-    Locked locked;
-    return reported(kCall, true, Why::count, rc_fake_MPI_Comm_dup_with_info(comm, info, newcomm),
-                    newcomm);
-  }
-  Why why = Why::mode_off;
-  if (UNLIKELY(g_accelerate) && !left_to_mpi(&why)) {
-    Locked locked;
-    bool made = false;
-    int rc = accelerated_dup(comm, info, newcomm, &made, &why);
-    if (made || rc != MPI_SUCCESS) return reported(kCall, true, why, rc, newcomm);
-  }
-  int rc = UNLIKELY(rangecomm::Progress_needed())
-               ? rc_blocking_MPI_Comm_dup_with_info(comm, info, newcomm)
-               : MPI_Comm_dup_with_info(comm, info, newcomm);
-  return reported(kCall, false, why, rc, newcomm);
-}
-
-extern "C" int rc_hand_MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
-  if (UNLIKELY(newcomm == nullptr))
-    return rc_is_fake_comm(comm) ? null_result(comm, "MPI_Comm_split")
-                                 : MPI_Comm_split(comm, color, key, newcomm);
-  if (UNLIKELY(rc_is_fake_comm(comm))) {
-    Locked locked;
-    // A library communicator's split is MPI's when a member's handle table is nearly full.
-    int rc = rc_fake_MPI_Comm_split(comm, color, key, newcomm);
-    return reported(Creation::split, rc != MPI_SUCCESS || rc_is_fake_comm(*newcomm),
-                    Why::handle_table, rc, newcomm);
-  }
-  Why why = Why::mode_off;
-  if (UNLIKELY(g_accelerate) && !left_to_mpi(&why)) {
-    Locked locked;
-    bool made = false;
-    int rc = accelerated_split(comm, color, key, newcomm, &made, &why);
-    if (made || rc != MPI_SUCCESS) return reported(Creation::split, true, why, rc, newcomm);
-  }
-  int rc = UNLIKELY(rangecomm::Progress_needed())
-               ? rc_blocking_MPI_Comm_split(comm, color, key, newcomm)
-               : MPI_Comm_split(comm, color, key, newcomm);
-  return reported(Creation::split, false, why, rc, newcomm);
-}
-
-extern "C" int rc_hand_MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
-                                           MPI_Comm* newcomm) {
-  if (UNLIKELY(newcomm == nullptr))
-    return rc_is_fake_comm(comm) ? null_result(comm, "MPI_Comm_split_type")
-                                 : MPI_Comm_split_type(comm, split_type, key, info, newcomm);
-  // Split types the library cannot compute itself (and any split type of a library
-  // communicator, which MPI makes on its fallback): MPI splits, and under the acceleration
-  // modes its result is replaced.
-  constexpr Creation kCall = Creation::split_type;
-  bool replaced = false;
-  if (UNLIKELY(rc_is_fake_comm(comm))) {
-    Locked locked;
-    int rc = rc_fake_MPI_Comm_split_type(comm, split_type, key, info, newcomm);
-    if (g_accelerate && rc == MPI_SUCCESS) rc = shadow_replace(newcomm, &replaced);
-    return reported(kCall, replaced, Why::split_type, rc, newcomm);
+    bool made = true;
+    Why why = Why::count;
+    int rc = library(&made, &why);
+    return reported(call, made, why, rc, newcomm);
   }
   Why why = Why::mode_off;
   const bool accelerating = UNLIKELY(g_accelerate) && !left_to_mpi(&why);
   if (accelerating) {
     Locked locked;
     bool made = false;
-    int rc = accelerated_split_type(comm, split_type, key, newcomm, &made, &why);
-    if (made && rc == MPI_SUCCESS && *newcomm != MPI_COMM_NULL) {
-      FakeComm* d = find_comm(*newcomm);
-      if (info != MPI_INFO_NULL) rc = create_with_hints(*d, info);
-      add_dup_hints(*d);
-    }
-    if (made || rc != MPI_SUCCESS) return reported(kCall, true, why, rc, newcomm);
+    int rc = accelerated(&made, &why);
+    if (made || rc != MPI_SUCCESS) return reported(call, true, why, rc, newcomm);
   }
   int rc = MPI_SUCCESS;
   {
-    ForwardedToMpi forwarded(accelerating);  // MPICH's split types may call MPI's creations
-    rc = UNLIKELY(rangecomm::Progress_needed())
-             ? rc_blocking_MPI_Comm_split_type(comm, split_type, key, info, newcomm)
-             : MPI_Comm_split_type(comm, split_type, key, info, newcomm);
+    ForwardedToMpi forwarded(accelerating);  // MPI's creations inside it stay MPI's
+    rc = mpi();
   }
-  if (accelerating && rc == MPI_SUCCESS) {
+  bool replaced = false;
+  if (replace_mpis && accelerating && rc == MPI_SUCCESS) {
     Locked locked;
     rc = shadow_replace(newcomm, &replaced);
   }
-  return reported(kCall, replaced, why, rc, newcomm);
+  return reported(call, replaced, why, rc, newcomm);
 }
 
-// An intercommunicator is never a library one; its merge is MPI's, and the shadow mode's.
-extern "C" int rc_hand_MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm* newcomm) {
-  constexpr Creation kCall = Creation::intercomm_merge;
-  if (UNLIKELY(rc_is_fake_comm(intercomm))) {
-    Locked locked;
-    return reported(kCall, false, Why::intercomm,
-                    rc_fake_MPI_Intercomm_merge(intercomm, high, newcomm), newcomm);
-  }
-  int rc = UNLIKELY(rangecomm::Progress_needed())
-               ? rc_blocking_MPI_Intercomm_merge(intercomm, high, newcomm)
-               : MPI_Intercomm_merge(intercomm, high, newcomm);
+// A creation MPI makes in both modes (no parent, or an intercommunicator's merge), whose result
+// becomes the library's under the shadow mode.
+template <class Mpi>
+int shadowed(Creation call, MPI_Comm* newcomm, Mpi mpi) {
+  int rc = mpi();
   bool replaced = false;
   Why why = g_accelerate ? Why::not_parent_call : Why::mode_off;
   if (UNLIKELY(g_shadow) && rc == MPI_SUCCESS && !left_to_mpi(&why)) {
     Locked locked;
     rc = shadow_replace(newcomm, &replaced);
   }
-  return reported(kCall, replaced, why, rc, newcomm);
+  return reported(call, replaced, why, rc, newcomm);
+}
+
+}  // namespace
+
+extern "C" int rc_hand_MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
+  return create_from_parent(
+      Creation::dup, "MPI_Comm_dup", comm, newcomm,
+      [&](bool*, Why*) { return rc_fake_MPI_Comm_dup(comm, newcomm); },
+      [&](bool* made, Why* why) {
+        return accelerated_dup(comm, MPI_INFO_NULL, newcomm, made, why);
+      },
+      [&] { return rc_mpi_MPI_Comm_dup(comm, newcomm); });
+}
+
+extern "C" int rc_hand_MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm) {
+  return create_from_parent(
+      Creation::dup_with_info, "MPI_Comm_dup_with_info", comm, newcomm,
+      [&](bool*, Why*) { return rc_fake_MPI_Comm_dup_with_info(comm, info, newcomm); },
+      [&](bool* made, Why* why) { return accelerated_dup(comm, info, newcomm, made, why); },
+      [&] { return rc_mpi_MPI_Comm_dup_with_info(comm, info, newcomm); });
+}
+
+extern "C" int rc_hand_MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
+  return create_from_parent(
+      Creation::split, "MPI_Comm_split", comm, newcomm,
+      [&](bool* made, Why* why) {
+        // A library communicator's split is MPI's when a member's handle table is nearly full.
+        int rc = rc_fake_MPI_Comm_split(comm, color, key, newcomm);
+        *made = rc != MPI_SUCCESS || rc_is_fake_comm(*newcomm);
+        *why = Why::handle_table;
+        return rc;
+      },
+      [&](bool* made, Why* why) { return accelerated_split(comm, color, key, newcomm, made, why); },
+      [&] { return rc_mpi_MPI_Comm_split(comm, color, key, newcomm); });
+}
+
+// Split types the library cannot compute itself (and any split type of a library communicator,
+// which MPI makes on its fallback): MPI splits, and under the acceleration modes its result is
+// replaced. MPICH's split types may call MPI's creations (ForwardedToMpi).
+extern "C" int rc_hand_MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
+                                           MPI_Comm* newcomm) {
+  return create_from_parent(
+      Creation::split_type, "MPI_Comm_split_type", comm, newcomm,
+      [&](bool* made, Why* why) {
+        int rc = rc_fake_MPI_Comm_split_type(comm, split_type, key, info, newcomm);
+        *made = false;
+        *why = Why::split_type;
+        if (g_accelerate && rc == MPI_SUCCESS) rc = shadow_replace(newcomm, made);
+        return rc;
+      },
+      [&](bool* made, Why* why) {
+        int rc = accelerated_split_type(comm, split_type, key, newcomm, made, why);
+        if (*made && rc == MPI_SUCCESS && *newcomm != MPI_COMM_NULL) {
+          FakeComm* d = find_comm(*newcomm);
+          if (info != MPI_INFO_NULL) rc = create_with_hints(*d, info);
+          add_dup_hints(*d);
+        }
+        return rc;
+      },
+      [&] { return rc_mpi_MPI_Comm_split_type(comm, split_type, key, info, newcomm); },
+      /*replace_mpis=*/true);
+}
+
+extern "C" int rc_hand_MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
+  return create_from_parent(
+      Creation::create, "MPI_Comm_create", comm, newcomm,
+      [&](bool*, Why*) { return rc_fake_MPI_Comm_create(comm, group, newcomm); },
+      [&](bool* made, Why* why) { return accelerated_create(comm, group, newcomm, made, why); },
+      [&] { return rc_mpi_MPI_Comm_create(comm, group, newcomm); });
+}
+
+extern "C" int rc_hand_MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag,
+                                             MPI_Comm* newcomm) {
+  return create_from_parent(
+      Creation::create_group, "MPI_Comm_create_group", comm, newcomm,
+      [&](bool*, Why*) { return rc_fake_MPI_Comm_create_group(comm, group, tag, newcomm); },
+      [&](bool* made, Why* why) {
+        return accelerated_create_group(comm, group, tag, newcomm, made, why);
+      },
+      [&] { return rc_mpi_MPI_Comm_create_group(comm, group, tag, newcomm); });
+}
+
+extern "C" int rc_hand_MPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) {
+  return create_from_parent(
+      Creation::idup, "MPI_Comm_idup", comm, newcomm,
+      [&](bool*, Why*) { return rc_fake_MPI_Comm_idup(comm, newcomm, request); },
+      [&](bool* made, Why* why) { return accelerated_idup(comm, newcomm, request, made, why); },
+      [&] { return MPI_Comm_idup(comm, newcomm, request); });
+}
+
+// An intercommunicator is never a library one; its merge is MPI's, and the shadow mode's.
+extern "C" int rc_hand_MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm* newcomm) {
+  if (UNLIKELY(rc_is_fake_comm(intercomm))) {
+    Locked locked;
+    return reported(Creation::intercomm_merge, false, Why::intercomm,
+                    rc_fake_MPI_Intercomm_merge(intercomm, high, newcomm), newcomm);
+  }
+  return shadowed(Creation::intercomm_merge, newcomm,
+                  [&] { return rc_mpi_MPI_Intercomm_merge(intercomm, high, newcomm); });
 }
 
 #if MPI_VERSION >= 4
@@ -520,109 +541,22 @@ extern "C" int rc_hand_MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Com
 extern "C" int rc_hand_MPI_Comm_create_from_group(MPI_Group group, const char* stringtag,
                                                   MPI_Info info, MPI_Errhandler errhandler,
                                                   MPI_Comm* newcomm) {
-  int rc = UNLIKELY(rangecomm::Progress_needed())
-               ? rc_blocking_MPI_Comm_create_from_group(group, stringtag, info, errhandler, newcomm)
-               : MPI_Comm_create_from_group(group, stringtag, info, errhandler, newcomm);
-  bool replaced = false;
-  Why why = g_accelerate ? Why::not_parent_call : Why::mode_off;
-  if (UNLIKELY(g_shadow) && rc == MPI_SUCCESS && !left_to_mpi(&why)) {
-    Locked locked;
-    rc = shadow_replace(newcomm, &replaced);
-  }
-  return reported(Creation::create_from_group, replaced, why, rc, newcomm);
+  return shadowed(Creation::create_from_group, newcomm, [&] {
+    return rc_mpi_MPI_Comm_create_from_group(group, stringtag, info, errhandler, newcomm);
+  });
 }
 
 extern "C" int rc_hand_MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm,
                                                MPI_Request* request) {
-  if (UNLIKELY(newcomm == nullptr))
-    return rc_is_fake_comm(comm) ? null_result(comm, "MPI_Comm_idup_with_info")
-                                 : MPI_Comm_idup_with_info(comm, info, newcomm, request);
-  constexpr Creation kCall = Creation::idup_with_info;
-  if (UNLIKELY(rc_is_fake_comm(comm))) {
-    Locked locked;
-    return reported(kCall, true, Why::count,
-                    rc_fake_MPI_Comm_idup_with_info(comm, info, newcomm, request), newcomm);
-  }
-  Why why = Why::mode_off;
-  if (UNLIKELY(g_accelerate) && !left_to_mpi(&why)) {
-    Locked locked;
-    bool made = false;
-    int rc = accelerated_idup(comm, newcomm, request, &made, &why);
-    if (rc != MPI_SUCCESS) return rc;
-    if (made) {
-      FakeComm* d = find_comm(*newcomm);
-      if (info != MPI_INFO_NULL) {
-        rc = create_with_hints(*d, info);
-      }
-      return reported(kCall, true, why, rc, newcomm);
-    }
-  }
-  return reported(kCall, false, why, MPI_Comm_idup_with_info(comm, info, newcomm, request),
-                  newcomm);
+  return create_from_parent(
+      Creation::idup_with_info, "MPI_Comm_idup_with_info", comm, newcomm,
+      [&](bool*, Why*) { return rc_fake_MPI_Comm_idup_with_info(comm, info, newcomm, request); },
+      [&](bool* made, Why* why) {
+        int rc = accelerated_idup(comm, newcomm, request, made, why);
+        if (rc == MPI_SUCCESS && *made && info != MPI_INFO_NULL)
+          rc = create_with_hints(*find_comm(*newcomm), info);
+        return rc;
+      },
+      [&] { return MPI_Comm_idup_with_info(comm, info, newcomm, request); });
 }
 #endif
-
-extern "C" int rc_hand_MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
-  if (UNLIKELY(newcomm == nullptr))
-    return rc_is_fake_comm(comm) ? null_result(comm, "MPI_Comm_create")
-                                 : MPI_Comm_create(comm, group, newcomm);
-  if (UNLIKELY(rc_is_fake_comm(comm))) {
-    Locked locked;
-    return reported(Creation::create, true, Why::count,
-                    rc_fake_MPI_Comm_create(comm, group, newcomm), newcomm);
-  }
-  Why why = Why::mode_off;
-  if (UNLIKELY(g_accelerate) && !left_to_mpi(&why)) {
-    Locked locked;
-    bool made = false;
-    int rc = accelerated_create(comm, group, newcomm, &made, &why);
-    if (made || rc != MPI_SUCCESS) return reported(Creation::create, true, why, rc, newcomm);
-  }
-  int rc = UNLIKELY(rangecomm::Progress_needed())
-               ? rc_blocking_MPI_Comm_create(comm, group, newcomm)
-               : MPI_Comm_create(comm, group, newcomm);
-  return reported(Creation::create, false, why, rc, newcomm);
-}
-
-extern "C" int rc_hand_MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag,
-                                             MPI_Comm* newcomm) {
-  if (UNLIKELY(newcomm == nullptr))
-    return rc_is_fake_comm(comm) ? null_result(comm, "MPI_Comm_create_group")
-                                 : MPI_Comm_create_group(comm, group, tag, newcomm);
-  constexpr Creation kCall = Creation::create_group;
-  if (UNLIKELY(rc_is_fake_comm(comm))) {
-    Locked locked;
-    return reported(kCall, true, Why::count,
-                    rc_fake_MPI_Comm_create_group(comm, group, tag, newcomm), newcomm);
-  }
-  Why why = Why::mode_off;
-  if (UNLIKELY(g_accelerate) && !left_to_mpi(&why)) {
-    Locked locked;
-    bool made = false;
-    int rc = accelerated_create_group(comm, group, tag, newcomm, &made, &why);
-    if (made || rc != MPI_SUCCESS) return reported(kCall, true, why, rc, newcomm);
-  }
-  int rc = UNLIKELY(rangecomm::Progress_needed())
-               ? rc_blocking_MPI_Comm_create_group(comm, group, tag, newcomm)
-               : MPI_Comm_create_group(comm, group, tag, newcomm);
-  return reported(kCall, false, why, rc, newcomm);
-}
-
-extern "C" int rc_hand_MPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) {
-  if (UNLIKELY(newcomm == nullptr))
-    return rc_is_fake_comm(comm) ? null_result(comm, "MPI_Comm_idup")
-                                 : MPI_Comm_idup(comm, newcomm, request);
-  if (UNLIKELY(rc_is_fake_comm(comm))) {
-    Locked locked;
-    return reported(Creation::idup, true, Why::count, rc_fake_MPI_Comm_idup(comm, newcomm, request),
-                    newcomm);
-  }
-  Why why = Why::mode_off;
-  if (UNLIKELY(g_accelerate) && !left_to_mpi(&why)) {
-    Locked locked;
-    bool made = false;
-    int rc = accelerated_idup(comm, newcomm, request, &made, &why);
-    if (made || rc != MPI_SUCCESS) return reported(Creation::idup, true, why, rc, newcomm);
-  }
-  return reported(Creation::idup, false, why, MPI_Comm_idup(comm, newcomm, request), newcomm);
-}

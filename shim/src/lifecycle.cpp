@@ -289,7 +289,7 @@ int split_parent(MPI_Comm comm, const RangeParent& p, int first, int last, int s
 namespace {
 // RANGECOMM_SHIM_THREAD_MULTIPLE=1 asks MPI for MPI_THREAD_MULTIPLE whatever the program asks,
 // so that blocking collectives on real communicators can advance range operations
-// (progress_helper.h). It is opt-in: MPI's locking then slows every call down.
+// (progress_rule.h). It is opt-in: MPI's locking then slows every call down.
 int thread_level(int required) {
   const char* v = std::getenv("RANGECOMM_SHIM_THREAD_MULTIPLE");
   return v != nullptr && v[0] == '1' ? MPI_THREAD_MULTIPLE : required;

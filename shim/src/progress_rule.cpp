@@ -1,55 +1,11 @@
-// MPI's progress rule across the two kinds of communicator: while a process blocks in a call on
-// real handles, its outstanding range operations must keep moving, or a program that is
-// correct with real communicators could deadlock. The generated wrappers come here only while
-// rangecomm::Progress_needed(). Blocking point-to-point calls become their nonblocking forms and
-// a wait that advances core (wait_real): blocking and nonblocking point-to-point calls match
-// each other. Collectives do not (a blocking collective never matches a nonblocking one), so
-// they stay as they are and a helper thread advances core meanwhile (progress_helper.cpp).
-#include "creation.h"
-#include "errors.h"
-#include "handles.h"
+// The progress rule's calls that need more than the generator's templates (progress_rule.h):
+// MPI_Sendrecv as a nonblocking send and receive (MPI_Isendrecv is MPI-4; the generator uses it
+// for the large-count form), and the blocking probes, which have no nonblocking twin to wait
+// for: they poll the probe itself while core advances.
+#include "progress_rule.h"
 #include "requests.h"
 
 using namespace rcshim;
-
-namespace {
-
-template <class Start>
-int as_nonblocking(MPI_Status* status, Start start) {
-  MPI_Request request = MPI_REQUEST_NULL;
-  int rc = start(&request);
-  return rc == MPI_SUCCESS ? wait_real(&request, status) : rc;
-}
-
-}  // namespace
-
-extern "C" int rc_blocking_MPI_Send(const void* buf, int count, MPI_Datatype datatype, int dest,
-                                    int tag, MPI_Comm comm) {
-  return as_nonblocking(MPI_STATUS_IGNORE, [&](MPI_Request* r) {
-    return MPI_Isend(buf, count, datatype, dest, tag, comm, r);
-  });
-}
-
-extern "C" int rc_blocking_MPI_Ssend(const void* buf, int count, MPI_Datatype datatype, int dest,
-                                     int tag, MPI_Comm comm) {
-  return as_nonblocking(MPI_STATUS_IGNORE, [&](MPI_Request* r) {
-    return MPI_Issend(buf, count, datatype, dest, tag, comm, r);
-  });
-}
-
-extern "C" int rc_blocking_MPI_Rsend(const void* buf, int count, MPI_Datatype datatype, int dest,
-                                     int tag, MPI_Comm comm) {
-  return as_nonblocking(MPI_STATUS_IGNORE, [&](MPI_Request* r) {
-    return MPI_Irsend(buf, count, datatype, dest, tag, comm, r);
-  });
-}
-
-extern "C" int rc_blocking_MPI_Recv(void* buf, int count, MPI_Datatype datatype, int source,
-                                    int tag, MPI_Comm comm, MPI_Status* status) {
-  return as_nonblocking(status, [&](MPI_Request* r) {
-    return MPI_Irecv(buf, count, datatype, source, tag, comm, r);
-  });
-}
 
 extern "C" int rc_blocking_MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                                         int dest, int sendtag, void* recvbuf, int recvcount,
@@ -88,23 +44,4 @@ extern "C" int rc_blocking_MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Me
     backoff.pause();
   }
   return MPI_Mprobe(source, tag, comm, message, status);
-}
-
-extern "C" int rc_blocking_MPI_Mrecv(void* buf, int count, MPI_Datatype datatype,
-                                     MPI_Message* message, MPI_Status* status) {
-  return as_nonblocking(
-      status, [&](MPI_Request* r) { return MPI_Imrecv(buf, count, datatype, message, r); });
-}
-
-// Polling calls: each poll also advances range operations.
-extern "C" int rc_blocking_MPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag,
-                                      MPI_Status* status) {
-  progress_locked();
-  return MPI_Iprobe(source, tag, comm, flag, status);
-}
-
-extern "C" int rc_blocking_MPI_Improbe(int source, int tag, MPI_Comm comm, int* flag,
-                                       MPI_Message* message, MPI_Status* status) {
-  progress_locked();
-  return MPI_Improbe(source, tag, comm, flag, message, status);
 }

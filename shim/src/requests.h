@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include "handles.h"
+#include "progress_rule.h"
 #include "rangecomm/embedding.hpp"
 
 namespace rcshim {
@@ -28,20 +29,11 @@ bool partitioned_held(const FakeRequest& r);
 // A finished partitioned receive's status, from its hidden channel's ranks to the program's.
 void partitioned_status(FakeRequest& r);
 
-// Waits for a real request while advancing range operations (the progress rule).
-int wait_real(MPI_Request* request, MPI_Status* status);
-// RANGECOMM_SHIM_NO_PROGRESS_RULE=1 turns the rule off, only to show that the test program
-// tests/shim/range_progress.c then deadlocks. Read once; never on the pass-through path.
-bool progress_rule_disabled();
-
 // Keeps an operation nobody will wait for (MPI_Request_free, MPI_Bsend's copy) with the memory
 // it uses until it completes; swept when new requests are made and at MPI_Finalize.
 void detach(FakeRequest&& r);
 void sweep_detached();
 void finish_detached();
-
-// Whether MPI was initialised with MPI_THREAD_MULTIPLE (progress_helper.h).
-bool mpi_thread_multiple();
 
 // Every wait loop of the shim gives way as core's do (under threads: the library lock's pause).
 using rangecomm::Backoff;

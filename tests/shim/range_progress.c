@@ -7,15 +7,53 @@
  * completes it. Without the shim's progress rule rank 0 would block inside MPI forever, rank 1
  * in its synchronous send: a deadlock. (RANGECOMM_SHIM_NO_PROGRESS_RULE=1 turns the rule off;
  * this program then hangs, in every scenario: checked on both MPIs at 2 ranks with
- * RANGE_PROGRESS_FIRST=0..7, which starts at scenario k.) */
+ * RANGE_PROGRESS_ONLY=k, which runs scenario k alone, k = 0..12.) */
 #include "shim_check.h" /* first: it asks for _GNU_SOURCE */
 
 #define RANGECOMM_WEAK_SYMBOLS /* the plain build gets the library by LD_PRELOAD only */
 #include "rangecomm.h"
 
-enum { RECV, WAIT, PROBE, WAITALL, SENDRECV, BARRIER, BCAST, ALLREDUCE, SCENARIOS };
-static const char *names[SCENARIOS] = {"MPI_Recv",     "MPI_Wait",    "MPI_Probe", "MPI_Waitall",
-                                       "MPI_Sendrecv", "MPI_Barrier", "MPI_Bcast", "MPI_Allreduce"};
+/* One scenario per way the shim keeps range operations moving (tools/mpi_api.py,
+ * progress_kind): calls with a nonblocking twin (MPI_Recv, MPI_Ssend, the large-count forms),
+ * polls (MPI_Iprobe), waits and probes written by hand, and calls that need a helper thread
+ * (collectives; MPI_Sendrecv_replace where MPI lacks MPI_Isendrecv_replace). */
+enum {
+  RECV,
+  WAIT,
+  PROBE,
+  WAITALL,
+  SENDRECV,
+  SSEND,
+  IPROBE_LOOP,
+  RECV_C,
+  SENDRECV_REPLACE,
+  BARRIER,
+  BCAST,
+  ALLREDUCE,
+  BCAST_C,
+  SCENARIOS
+};
+static const char *names[SCENARIOS] = {
+    "MPI_Recv",  "MPI_Wait",      "MPI_Probe",  "MPI_Waitall",          "MPI_Sendrecv",
+    "MPI_Ssend", "MPI_Iprobe",    "MPI_Recv_c", "MPI_Sendrecv_replace", "MPI_Barrier",
+    "MPI_Bcast", "MPI_Allreduce", "MPI_Bcast_c"};
+
+/* Whether MPI has the scenario's calls, and whether the shim needs a second thread in MPI
+ * (MPI_THREAD_MULTIPLE) to advance range operations during it. */
+static int available(int scenario) {
+#if MPI_VERSION >= 4
+  (void)scenario;
+  return 1;
+#else
+  return scenario != RECV_C && scenario != BCAST_C; /* large counts are MPI-4 */
+#endif
+}
+static int needs_thread(int scenario) {
+#if MPI_VERSION >= 4
+  if (scenario == SENDRECV_REPLACE) return 0; /* MPI_Isendrecv_replace is its twin */
+#endif
+  return scenario >= SENDRECV_REPLACE;
+}
 
 /* Rank 0's blocking call on the real communicator, and rank 1's part in it. */
 static void real_call(int scenario, int r, MPI_Comm real, int *value) {
@@ -52,6 +90,41 @@ static void real_call(int scenario, int r, MPI_Comm real, int *value) {
       CHECK_MPI(MPI_Allreduce(value, &sum, 1, MPI_INT, MPI_MAX, real));
       *value = sum;
       break;
+    case SSEND: /* rank 0 sends: its synchronous send waits for rank 1's receive */
+      if (r == 0) {
+        int sent = 77;
+        CHECK_MPI(MPI_Ssend(&sent, 1, MPI_INT, 1, 6, real));
+        *value = sent;
+      }
+      if (r == 1) {
+        *value = -1;
+        CHECK_MPI(MPI_Recv(value, 1, MPI_INT, 0, 6, real, &st));
+      }
+      break;
+    case IPROBE_LOOP:
+      if (r == 0) {
+        int flag = 0;
+        while (!flag) CHECK_MPI(MPI_Iprobe(1, 6, real, &flag, &st));
+        CHECK_MPI(MPI_Recv(value, 1, MPI_INT, 1, 6, real, &st));
+      }
+      if (r == 1) CHECK_MPI(MPI_Send(value, 1, MPI_INT, 0, 6, real));
+      break;
+#if MPI_VERSION >= 4
+    case RECV_C:
+      if (r == 0) CHECK_MPI(MPI_Recv_c(value, 1, MPI_INT, 1, 6, real, &st));
+      if (r == 1) CHECK_MPI(MPI_Send_c(value, 1, MPI_INT, 0, 6, real));
+      break;
+    case BCAST_C:
+      CHECK_MPI(MPI_Bcast_c(value, 1, MPI_INT, 1, real));
+      break;
+#endif
+    case SENDRECV_REPLACE:
+      /* ranks 0 and 1 swap values: rank 1's 77 reaches rank 0, rank 1 gets 0 */
+      if (r <= 1) {
+        CHECK_MPI(MPI_Sendrecv_replace(value, 1, MPI_INT, 1 - r, 6, 1 - r, 6, real, &st));
+        if (r == 1) *value = *value == 0 ? 77 : -1;
+      }
+      break;
     case SENDRECV:
       if (r == 0)
         CHECK_MPI(MPI_Sendrecv(&other, 1, MPI_INT, 1, 7, value, 1, MPI_INT, 1, 6, real, &st));
@@ -68,7 +141,8 @@ static void scenario_run(int scenario, int r, MPI_Comm range, MPI_Comm real) {
   if (r == 0) CHECK_MPI(MPI_Irecv(&in, 1, MPI_INT, MPI_ANY_SOURCE, 5, range, &req));
   if (r == 1) CHECK_MPI(MPI_Ssend(&out, 1, MPI_INT, 0, 5, range));
   real_call(scenario, r, real, &value);
-  int collective = scenario == BARRIER || scenario == BCAST || scenario == ALLREDUCE;
+  int collective =
+      scenario == BARRIER || scenario == BCAST || scenario == ALLREDUCE || scenario == BCAST_C;
   if (r <= 1 || collective)
     CHECK(scenario == BARRIER || value == 77, "%s: rank %d got %d", names[scenario], r, value);
   if (r == 0) {
@@ -90,14 +164,20 @@ int main(int argc, char **argv) {
   MPI_Comm range, real;
   CHECK_MPI(MPIX_Comm_create_range(MPI_COMM_WORLD, 0, wp - 1, 1, &range));
   CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &real));
-  /* Blocking collectives keep range operations moving only with a second thread in MPI. */
-  int last = provided == MPI_THREAD_MULTIPLE ? SCENARIOS : BARRIER;
-  if (wr == 0 && last != SCENARIOS)
-    printf("range_progress: no MPI_THREAD_MULTIPLE, collectives skipped\n");
-  /* RANGE_PROGRESS_FIRST=k starts at scenario k (to check that each one hangs without the rule) */
-  int first = getenv("RANGE_PROGRESS_FIRST") ? atoi(getenv("RANGE_PROGRESS_FIRST")) : 0;
-  if (wp >= 2)
-    for (int s = first; s < last; ++s) scenario_run(s, wr, range, real);
+  /* RANGE_PROGRESS_ONLY=k runs scenario k alone (to check that each one hangs without the rule) */
+  int only = getenv("RANGE_PROGRESS_ONLY") ? atoi(getenv("RANGE_PROGRESS_ONLY")) : -1;
+  int ran = 0;
+  for (int s = 0; s < SCENARIOS && wp >= 2; ++s) {
+    if (!available(s) || (only >= 0 && s != only)) continue;
+    /* Blocking collectives keep range operations moving only with a second thread in MPI. */
+    if (needs_thread(s) && provided != MPI_THREAD_MULTIPLE) {
+      if (wr == 0) printf("range_progress: no MPI_THREAD_MULTIPLE, %s skipped\n", names[s]);
+      continue;
+    }
+    scenario_run(s, wr, range, real);
+    ++ran;
+  }
+  if (wr == 0) printf("range_progress: %d scenarios\n", ran);
   CHECK_MPI(MPI_Comm_free(&range));
   CHECK_MPI(MPI_Comm_free(&real));
   shim_test_end();
