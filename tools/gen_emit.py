@@ -133,7 +133,7 @@ def _real_header(funcs, includes):
     have = ''.join('#define RC_HAVE_{} 1\n'.format(f.name) for f in funcs)
     return (BANNER +
             '// The real MPI functions: rc_real.MPI_X (or RC_REAL(X)) calls PMPI_X of the MPI\n'
-            '// library, filled once at start-up (shim/src/startup.cpp).\n'
+            '// library, filled once at start-up (shim/src/base/startup.cpp).\n'
             '#pragma once\n' + includes + '\n'
             '#pragma GCC diagnostic push\n'
             '#pragma GCC diagnostic ignored "-Wdeprecated-declarations"\n'
@@ -226,9 +226,9 @@ def _redirect_syms(funcs):
 
 def _wrapper_source(part):
     return (BANNER +
-            '#include "real_mpi.h"\n#include "shim_hooks.h"\n#include "fake_handles.h"\n'
-            '#include "library_lock.h"\n#include "errhandler_cache.h"\n'
-            '#include "progress_rule.h"\n'
+            '#include "real_mpi.h"\n#include "shim_hooks.h"\n#include "base/fake_handles.h"\n'
+            '#include "base/library_lock.h"\n#include "base/errhandler_cache.h"\n'
+            '#include "requests/progress_rule.h"\n'
             '#include <rangecomm/request.hpp>\n\n'
             '#define RC_EXPORT __attribute__((visibility("default")))\n'
             '#define RC_WEAK __attribute__((weak))\n'

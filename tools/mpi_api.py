@@ -68,7 +68,8 @@ _BLOCKING_OTHER = {
 # - 'helper': everything else (collectives, whose blocking and nonblocking forms never match
 #   each other, creation, files, windows): MPI's call as it is, while a helper thread advances
 #   core when MPI allows a second thread in it.
-# The calls named in _PROGRESS_BY_HAND (exact names) are written by hand in shim/src/progress/.
+# The calls named in _PROGRESS_BY_HAND (exact names) are written by hand in shim/src/requests/
+# (progress_rule.cpp, completion.cpp) and shim/src/operations/partitioned.cpp.
 _PROGRESS_TWIN = {'Send', 'Bsend', 'Ssend', 'Rsend', 'Recv', 'Mrecv', 'Sendrecv',
                   'Sendrecv_replace'}
 _PROGRESS_POLL = {'Iprobe', 'Improbe', 'Win_test'}
@@ -76,7 +77,7 @@ _PROGRESS_BY_HAND = {
     'MPI_Probe', 'MPI_Mprobe',  # wait by polling the probe itself (no nonblocking twin)
     'MPI_Sendrecv',  # Isend + Irecv: MPI_Isendrecv is MPI-4 (Open MPI 4.1 lacks it)
     'MPI_Wait', 'MPI_Test', 'MPI_Request_get_status',  # requests/completion.cpp
-    'MPI_Parrived',  # requests/partitioned.cpp
+    'MPI_Parrived',  # operations/partitioned.cpp
 }
 
 
@@ -124,7 +125,7 @@ _HANDWRITTEN = {
 } | _EXTRA_WRAPPED
 
 # Calls that change what the library caches of MPI_COMM_WORLD: on a real communicator the
-# generated wrapper reports the change after MPI's call (shim/src/errhandler_cache.h), so that
+# generated wrapper reports the change after MPI's call (shim/src/base/errhandler_cache.h), so that
 # the error handler and the hints kept for the world (inherited by new communicators) are known
 # to be stale. Maps the call to the function it calls.
 _REPORTS_CHANGE = {'Comm_set_errhandler': 'errhandler_set', 'Errhandler_set': 'errhandler_set',

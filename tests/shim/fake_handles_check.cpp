@@ -1,5 +1,5 @@
-// The fake-handle encodings (shim/src/fake_handles.h): no handle the MPI library makes is taken
-// for a fake one, index <-> handle round trips, the kinds do not overlap, and on Open MPI the
+// The fake-handle encodings (shim/src/base/fake_handles.h): no handle the MPI library makes is
+// taken for a fake one, index <-> handle round trips, the kinds do not overlap, and on Open MPI the
 // region is reserved PROT_NONE at the fixed address; on MPICH a fake handle that reaches the real
 // library is answered with an error, not a crash. On Open MPI the program is linked with
 // librangecomm.so (whose start-up maps the region); on MPICH it is not, so that its MPI calls
@@ -11,7 +11,7 @@
 #include <cstring>
 #include <vector>
 
-#include "fake_handles.h"
+#include "base/fake_handles.h"
 
 #define EXPECT(cond)                                                                 \
   do {                                                                               \

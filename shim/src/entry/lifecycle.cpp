@@ -1,0 +1,93 @@
+// Start and end: MPI_COMM_WORLD becomes the root of every range inside MPI_Init (a collective
+// moment; roots.h), and what the shim holds is released at MPI_Finalize.
+#include <cstdlib>
+#include <utility>
+
+#include "accelerate/report.h"
+#include "base/modes.h"
+#include "comms/hints.h"
+#include "handles/errors.h"
+#include "handles/handles.h"
+#include "rangecomm/embedding.hpp"
+#include "requests/requests.h"
+#include "world/roots.h"
+
+namespace rcshim {
+namespace {
+
+// MPI_Finalize deletes MPI_COMM_SELF's attributes, then (MPICH and Open MPI) MPI_COMM_WORLD's,
+// each newest first. The shim lets go of what it holds in two steps, each an attribute set at
+// MPI_Init and so run after every callback the program set later:
+//  - on MPI_COMM_SELF: the report, detached requests, the requests and messages the program
+//    left (Open MPI 5 refuses MPI_Request_free once SELF's attributes are gone);
+//  - on MPI_COMM_WORLD: the communicators, which the program's callbacks on MPI_COMM_WORLD may
+//    still use and free (PETSc frees its inner communicators there), then core closes its
+//    channels (core/src/range.cpp).
+int shut_down_requests(MPI_Comm, int, void*, void*) {
+  if (g_report) print_report();
+  finish_detached();
+  request_table().for_each([](std::uint32_t, FakeRequest& r) { r.inner = rangecomm::Request(); });
+  message_table().for_each([](std::uint32_t, FakeMessage& m) { m.inner = rangecomm::Message(); });
+  return MPI_SUCCESS;
+}
+
+int shut_down(MPI_Comm, int, void*, void*) {
+  std::vector<MPI_Comm> live;
+  comm_table().for_each(
+      [&](std::uint32_t i, FakeComm&) { live.push_back(rc_fake_comm_handle(i)); });
+  for (MPI_Comm c : live) release_comm(c);
+  free_hint_snapshots();
+  detach_roots();
+  return MPI_SUCCESS;
+}
+
+// Collective over MPI_COMM_WORLD; called right after the real MPI_Init.
+int attach_world() {
+  int provided = MPI_THREAD_SINGLE;
+  MPI_Query_thread(&provided);
+  if (provided == MPI_THREAD_MULTIPLE) {  // threads may call the library at once (library_lock.h)
+    g_threaded = true;
+    rangecomm::Set_threaded(pause_library);
+  }
+  rangecomm::Set_error_handler_calls(false);  // range errors go to the fake comm's handler
+  int rc = attach_roots(provided == MPI_THREAD_MULTIPLE);
+  if (rc != MPI_SUCCESS) return raise_on(MPI_COMM_WORLD, rc);
+  read_mode();
+  read_report();
+  limit_handles();
+  for (auto [comm, step] :
+       {std::pair{MPI_COMM_SELF, shut_down_requests}, std::pair{MPI_COMM_WORLD, shut_down}}) {
+    int keyval = MPI_KEYVAL_INVALID;
+    MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, step, &keyval, nullptr);
+    MPI_Comm_set_attr(comm, keyval, nullptr);
+    MPI_Comm_free_keyval(&keyval);
+  }
+  if (g_accelerate) probe_hints();
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+}  // namespace rcshim
+
+namespace {
+// RANGECOMM_SHIM_THREAD_MULTIPLE=1 asks MPI for MPI_THREAD_MULTIPLE whatever the program asks,
+// so that blocking collectives on real communicators can advance range operations
+// (progress_rule.h). It is opt-in: MPI's locking then slows every call down.
+int thread_level(int required) {
+  const char* v = std::getenv("RANGECOMM_SHIM_THREAD_MULTIPLE");
+  return v != nullptr && v[0] == '1' ? MPI_THREAD_MULTIPLE : required;
+}
+}  // namespace
+
+extern "C" int rc_hand_MPI_Init(int* argc, char*** argv) {
+  int provided = MPI_THREAD_SINGLE;
+  int level = thread_level(MPI_THREAD_SINGLE);
+  int rc = level == MPI_THREAD_SINGLE ? MPI_Init(argc, argv)
+                                      : MPI_Init_thread(argc, argv, level, &provided);
+  return rc == MPI_SUCCESS ? rcshim::attach_world() : rc;
+}
+
+extern "C" int rc_hand_MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
+  int rc = MPI_Init_thread(argc, argv, thread_level(required), provided);
+  return rc == MPI_SUCCESS ? rcshim::attach_world() : rc;
+}
