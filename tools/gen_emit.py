@@ -56,7 +56,7 @@ def _progress_check(f):
 
 def _progress_rule(f):
     """rc_blocking_MPI_X: MPI_X on real handles while range operations need progress, in the
-    way mpi_api.progress_kind names (shim/src/progress/rule.h)."""
+    way mpi_api.progress_kind names (shim/src/requests/progress_rule.h)."""
     if f.progress == 'twin':
         status = f.params[-1].name if f.params[-1].ctype == 'MPI_Status' else 'MPI_STATUS_IGNORE'
         args = [p.name for p in f.params if p.ctype != 'MPI_Status'] + ['rc_request']

@@ -22,7 +22,7 @@ namespace {
 //    left (Open MPI 5 refuses MPI_Request_free once SELF's attributes are gone);
 //  - on MPI_COMM_WORLD: the communicators, which the program's callbacks on MPI_COMM_WORLD may
 //    still use and free (PETSc frees its inner communicators there), then core closes its
-//    channels (core/src/range.cpp).
+//    channels (core/src/comm/attach.cpp).
 int shut_down_requests(MPI_Comm, int, void*, void*) {
   if (g_report) print_report();
   finish_detached();

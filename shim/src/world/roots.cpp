@@ -48,7 +48,7 @@ int delete_map(MPI_Comm, int, void* value, void*) {
 
 // A private copy of MPI_COMM_WORLD. Made with MPI_Comm_create_group, not MPI_Comm_dup: on Open
 // MPI 4 a dup would make every later progress call of the program, also on real communicators,
-// poll libnbc (core/src/channel.cpp says why).
+// poll libnbc (core/src/wire/channel.cpp says why).
 MPI_Comm private_copy(const char* name, int tag) {
   MPI_Group world = MPI_GROUP_NULL;
   if (MPI_Comm_group(MPI_COMM_WORLD, &world) != MPI_SUCCESS) return MPI_COMM_NULL;
