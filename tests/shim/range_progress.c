@@ -16,7 +16,7 @@
 /* One scenario per way the shim keeps range operations moving (tools/mpi_api.py,
  * progress_kind): calls with a nonblocking twin (MPI_Recv, MPI_Ssend, the large-count forms),
  * polls (MPI_Iprobe), waits and probes written by hand, and calls that need a helper thread
- * (collectives; MPI_Sendrecv_replace where MPI lacks MPI_Isendrecv_replace). */
+ * (collectives, MPI_Sendrecv_replace). */
 enum {
   RECV,
   WAIT,
@@ -48,12 +48,7 @@ static int available(int scenario) {
   return scenario != RECV_C && scenario != BCAST_C; /* large counts are MPI-4 */
 #endif
 }
-static int needs_thread(int scenario) {
-#if MPI_VERSION >= 4
-  if (scenario == SENDRECV_REPLACE) return 0; /* MPI_Isendrecv_replace is its twin */
-#endif
-  return scenario >= SENDRECV_REPLACE;
-}
+static int needs_thread(int scenario) { return scenario >= SENDRECV_REPLACE; }
 
 /* Rank 0's blocking call on the real communicator, and rank 1's part in it. */
 static void real_call(int scenario, int r, MPI_Comm real, int *value) {
