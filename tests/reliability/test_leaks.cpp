@@ -38,16 +38,19 @@ void settle() {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
-// Runs cycle(i) `warmup` times, then two measured batches of `rounds`; returns the largest, over
-// ranks, of the smaller growth of the C++ bytes in use over the two batches. A leak grows both
-// batches alike; a container or pool reaching a new high-water mark (which depends on the
-// timing of the traffic) grows one of them once. *ok turns false if a cycle reported a failure.
+// Runs cycle(i) `warmup` times, then kBatches measured batches of `rounds`; returns the largest,
+// over ranks, of the smallest growth of the C++ bytes in use over the batches. A leak grows
+// every batch alike; a container or pool reaching a new high-water mark (which depends on the
+// timing of the traffic) grows a batch now and then: on a loaded machine two batches in a row
+// were seen to (6.5 KB, once), so the smallest of three is taken. *ok turns false if a cycle
+// reported a failure.
+constexpr int kBatches = 3;
 template <class Cycle>
 long long growth_over(int warmup, int rounds, Cycle&& cycle, bool* ok) {
   for (int i = 0; i < warmup; ++i) *ok = cycle(i) && *ok;
   settle();
   long long grown = LLONG_MAX;
-  for (int batch = 0; batch < 2; ++batch) {
+  for (int batch = 0; batch < kBatches; ++batch) {
     const long long before = reltest::cxx_bytes_in_use();
     for (int i = 0; i < rounds; ++i) *ok = cycle(warmup + batch * rounds + i) && *ok;
     settle();
@@ -62,7 +65,7 @@ void check_cycles(const char* what, int warmup, int rounds, const std::function<
   bool ok = true;
   const long long grown = growth_over(warmup, rounds, cycle, &ok);
   INFO(what << ": C++ heap grew by " << grown << " bytes over " << rounds
-            << " cycles (the smaller of two batches)");
+            << " cycles (the smallest of " << kBatches << " batches)");
   CHECK(mpitest::all_ranks(ok));
   CHECK(grown <= kSlackBytes);
   CHECK_FALSE(mpitest::any_rank(reltest::leaks_found()));

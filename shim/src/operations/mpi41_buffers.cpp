@@ -6,6 +6,7 @@
 // records it, detaching gives it back, and flushing has no message to wait for.
 #include "handles/errors.h"
 #include "handles/handles.h"
+#include "operations/p2p_support.h"
 #include "requests/requests.h"
 
 using namespace rcshim;
