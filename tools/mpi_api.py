@@ -70,9 +70,9 @@ _BLOCKING_OTHER = {
 #   core when MPI allows a second thread in it.
 # The calls named in _PROGRESS_BY_HAND (exact names) are written by hand in shim/src/requests/
 # (progress_rule.cpp, completion.cpp) and shim/src/operations/partitioned.cpp.
-# Not MPI_Sendrecv_replace: MPICH 4.0's MPI_Isendrecv_replace reports the wrong source of an
-# MPI_ANY_SOURCE receive and drops a datatype reference (tests/conformance found both), so it
-# takes the helper.
+# Not MPI_Sendrecv_replace: MPICH's MPI_Isendrecv_replace (4.0.2 and 4.2.1) reports the wrong
+# source of an MPI_ANY_SOURCE receive (tests/conformance/native_defects.c,
+# isendrecv-replace-any), so it takes the helper.
 _PROGRESS_TWIN = {'Send', 'Bsend', 'Ssend', 'Rsend', 'Recv', 'Mrecv'}
 _PROGRESS_POLL = {'Iprobe', 'Improbe', 'Win_test'}
 _PROGRESS_BY_HAND = {

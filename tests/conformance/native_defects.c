@@ -467,6 +467,38 @@ static int idup_overlap(const char *name, int rounds) {
 struct check {
   const char *name, *ranks, *about;
 };
+/* MPI_Isendrecv_replace receiving from MPI_ANY_SOURCE (MPI-4.0 3.10): every process sends to
+ * its successor in a ring and receives from any source; the status must name the predecessor,
+ * on MPI_COMM_WORLD and on a communicator of the world's processes in reverse order. */
+static int isendrecv_replace_any(const char *name) {
+#if MPI_VERSION >= 4
+  MPI_Comm reversed;
+  MPI_Comm_split(MPI_COMM_WORLD, 0, size - rank, &reversed);
+  int defect = 0;
+  char what[200] = "";
+  for (int pass = 0; pass < 2; ++pass) { /* both passes everywhere: they are collective */
+    MPI_Comm c = pass ? reversed : MPI_COMM_WORLD;
+    int r = 0;
+    MPI_Comm_rank(c, &r);
+    const int to = (r + 1) % size, from = (r + size - 1) % size;
+    int buf[4] = {r, r, r, r};
+    MPI_Status st;
+    MPI_Request q;
+    MPI_Isendrecv_replace(buf, 4, MPI_INT, to, 7, MPI_ANY_SOURCE, 7, c, &q);
+    MPI_Wait(&q, &st);
+    if (!defect && (st.MPI_SOURCE != from || buf[0] != from || buf[3] != from)) {
+      defect = 1;
+      snprintf(what, sizeof what, "%s: MPI_SOURCE %d and data %d, the sender is %d",
+               pass ? "reversed world" : "MPI_COMM_WORLD", st.MPI_SOURCE, buf[0], from);
+    }
+  }
+  MPI_Comm_free(&reversed);
+  return report(name, defect, what);
+#else
+  return report(name, 0, ""); /* MPI_Isendrecv_replace is MPI-4 */
+#endif
+}
+
 static const struct check checks[] = {
     {"trunc-self", "1", "a truncated receive to self, 255 ints into 254 [or N into N - 1]"},
     {"trunc-eager", "2", "a truncated receive of 1024 ints (4096 bytes) into 1023 [N]"},
@@ -482,6 +514,7 @@ static const struct check checks[] = {
     {"bcast-mixed", "2+", "Bcast of 262144 ints, the root as ints, the others as one element"},
     {"allgatherv-extents", "3", "Allgatherv of 5560 MPI_2INT [N], rank 0 receiving with gaps"},
     {"idup-overlap", "3", "3 threads: Comm_idup and Iallreduce on one parent [N rounds: 2000]"},
+    {"isendrecv-replace-any", "3+", "Isendrecv_replace in a ring from MPI_ANY_SOURCE (MPI-4)"},
 };
 
 int main(int argc, char **argv) {
@@ -521,6 +554,8 @@ int main(int argc, char **argv) {
     defect = bcast_mixed(name, n ? n : 262144);
   else if (strcmp(name, "allgatherv-extents") == 0)
     defect = allgatherv_extents(name, n ? n : 5560);
+  else if (strcmp(name, "isendrecv-replace-any") == 0)
+    defect = isendrecv_replace_any(name);
   else if (strcmp(name, "idup-overlap") == 0)
     defect = provided == MPI_THREAD_MULTIPLE ? idup_overlap(name, n ? n : 2000)
                                              : report(name, 1, "no MPI_THREAD_MULTIPLE");
