@@ -31,18 +31,11 @@ void adopt_orphan(Operation* op) {
 void progress() {
   for (Poller poll : g_pollers)
     if (poll != nullptr) poll();
-  for (size_t i = 0; i < g_orphans.size();) {
+  sweep_finished(g_orphans, [](Operation* op) {
     MPI_Status st;
     int rc;
-    if (g_orphans[i]->test(&st, &rc)) {
-      g_orphans[i]->unref();
-      g_orphans[i] = g_orphans.back();
-      g_orphans.pop_back();
-      --g_progress_needed;
-    } else {
-      ++i;
-    }
-  }
+    return op->test(&st, &rc);
+  });
 }
 
 }  // namespace rangecomm::detail

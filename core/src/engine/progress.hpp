@@ -4,6 +4,9 @@
 // dependency points down to here and none back up.
 #pragma once
 
+#include <cstddef>
+#include <vector>
+
 #include "engine/operation.hpp"
 #include "rangecomm/embedding.hpp"
 
@@ -23,6 +26,23 @@ void progress();
 // Keeps a freed operation alive and advanced until it completes (MPI_Request_free semantics):
 // takes over the caller's reference.
 void adopt_orphan(Operation* op);
+
+// One sweep of a list of operations the engine holds a reference to and counts in
+// g_progress_needed: each that finished(op) reports complete is dropped (order not kept), its
+// reference released and its count taken back.
+template <class Op, class Finished>
+void sweep_finished(std::vector<Op*>& ops, Finished finished) {
+  for (std::size_t i = 0; i < ops.size();) {
+    if (finished(ops[i])) {
+      ops[i]->unref();
+      ops[i] = ops.back();
+      ops.pop_back();
+      --g_progress_needed;
+    } else {
+      ++i;
+    }
+  }
+}
 
 // True when a blocking call must not block inside MPI: some operation of this process needs
 // progress, or the library runs under a lock shared by threads (Set_threaded), which a thread

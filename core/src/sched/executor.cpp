@@ -413,16 +413,7 @@ namespace {
 
 // The schedule engine's part of every progress() call: each running collective once.
 void advance_collectives() {
-  for (size_t i = 0; i < g_running.size();) {
-    if (g_running[i]->advance()) {
-      g_running[i]->unref();
-      g_running[i] = g_running.back();
-      g_running.pop_back();
-      --g_progress_needed;
-    } else {
-      ++i;
-    }
-  }
+  sweep_finished(g_running, [](CollectiveOp* c) { return c->advance(); });
 }
 
 const bool g_registered = (register_poller(PollerSlot::collectives, advance_collectives), true);
