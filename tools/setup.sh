@@ -14,6 +14,7 @@ packages=(
   python3-pycparser   # the shim's wrapper generator parses mpi.h
   clang-format        # the style check (tests/check_format.py)
   dpkg-dev            # apt-get source unpacks MPICH's test suite (tools/mpich-testsuite.sh)
+  libips4o-dev pdqsort-dev  # Janus Quicksort's local sorts (sort/include/rangecomm/jquick/local_sort.hpp)
   "$@"
 )
 

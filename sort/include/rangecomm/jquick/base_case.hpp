@@ -13,6 +13,7 @@
 
 #include "rangecomm/jquick/layout.hpp"
 #include "rangecomm/jquick/level.hpp"
+#include "rangecomm/jquick/local_sort.hpp"
 
 namespace rangecomm::jquick {
 
@@ -98,7 +99,7 @@ int finish_pair(C& ctx, PairCase<T, B>& pc) {
   pc.result.data = select_share(a, b, a.size(), pc.left, ctx.comp);  // each keeps its count
   std::vector<T>().swap(pc.mine);
   std::vector<T>().swap(pc.theirs);
-  std::sort(pc.result.data.begin(), pc.result.data.end(), ctx.comp);
+  local_sort(pc.result.data.begin(), pc.result.data.end(), ctx.comp);
   return MPI_SUCCESS;
 }
 

@@ -14,6 +14,7 @@
 #include "rangecomm/jquick/base_case.hpp"
 #include "rangecomm/jquick/first_level.hpp"
 #include "rangecomm/jquick/level.hpp"
+#include "rangecomm/jquick/local_sort.hpp"
 
 namespace rangecomm::jquick {
 
@@ -37,7 +38,7 @@ class Engine {
     MPI_Comm_rank(comm, &ctx_.me);
     MPI_Comm_size(comm, &ctx_.p);
     if (ctx_.p == 1) {
-      std::sort(data.begin(), data.end(), ctx_.comp);
+      local_sort(data.begin(), data.end(), ctx_.comp);
       return MPI_SUCCESS;
     }
     double t0 = MPI_Wtime();
@@ -228,7 +229,7 @@ class Engine {
 
   // Base cases come after the distributed phase, so they never delay a larger group.
   int base_cases() {
-    for (auto& pc : pieces_) std::sort(pc.data.begin(), pc.data.end(), ctx_.comp);
+    for (auto& pc : pieces_) local_sort(pc.data.begin(), pc.data.end(), ctx_.comp);
     for (auto& pair : pairs_) {
       int err = finish_pair(ctx_, *pair);
       if (err != MPI_SUCCESS) return err;

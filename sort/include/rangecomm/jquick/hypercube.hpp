@@ -16,6 +16,7 @@
 
 #include "rangecomm/jquick/backend.hpp"
 #include "rangecomm/jquick/layout.hpp"
+#include "rangecomm/jquick/local_sort.hpp"
 #include "rangecomm/jquick/options.hpp"
 
 namespace rangecomm {
@@ -110,7 +111,7 @@ int hypercube_with(B b, std::vector<T>& data, MPI_Comm comm, Compare comp, std::
     cur = low ? lc : rc;
     cur_is_top = false;
   }
-  std::sort(data.begin(), data.end(), comp);
+  jquick::local_sort(data.begin(), data.end(), comp);
   if (!cur_is_top) B::free(&cur);
   return err;
 }

@@ -13,6 +13,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "rangecomm/jquick/local_sort.hpp"
+
 namespace rangecomm {
 
 namespace baseline {
@@ -69,7 +71,7 @@ int sample_sort(std::vector<T>& data, MPI_Comm comm, Compare comp = {}, int over
   if (comm == MPI_COMM_NULL) return MPI_ERR_COMM;
   int p = 0;
   MPI_Comm_size(comm, &p);
-  std::sort(data.begin(), data.end(), comp);
+  jquick::local_sort(data.begin(), data.end(), comp);
   if (p == 1) return MPI_SUCCESS;
   std::vector<T> splitters;
   int err = baseline::choose_splitters(data, comm, p, std::max(1, oversampling), comp, &splitters);

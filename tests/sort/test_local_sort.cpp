@@ -1,0 +1,94 @@
+// Janus Quicksort's sequential sort (rangecomm/jquick/local_sort.hpp): on each side of the step
+// from pdqsort to ips4o, for arithmetic and record types, ascending and descending orders and
+// inputs with many equal keys, the result is a sorted permutation of the input (the same
+// multiset as std::sort gives).
+#include <rangecomm/jquick/local_sort.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "mpi_test.hpp"
+
+namespace {
+
+using rangecomm::jquick::kIps4oMin;
+using rangecomm::jquick::local_sort;
+using rangecomm::jquick::local_sort_name;
+
+struct Item {
+  std::int64_t key;
+  std::uint32_t tag;  // which input position it came from: equal keys stay distinguishable
+};
+
+std::vector<std::ptrdiff_t> sizes() {
+  return {0, 1, 2, 15, 16, 17, 255, 4096, kIps4oMin - 1, kIps4oMin, kIps4oMin + 977};
+}
+
+// distinct_keys 0: all keys different (random); otherwise keys from 0..distinct_keys-1.
+std::vector<std::int64_t> keys(std::ptrdiff_t n, std::int64_t distinct_keys, unsigned seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<std::int64_t> v(static_cast<std::size_t>(n));
+  for (auto& x : v)
+    x = distinct_keys > 0 ? static_cast<std::int64_t>(rng() % distinct_keys)
+                          : static_cast<std::int64_t>(rng() >> 1) - (std::int64_t{1} << 62);
+  return v;
+}
+
+template <class T, class Compare, class Key>
+void check_sorts(std::vector<T> in, Compare comp, Key key) {
+  auto got = in;
+  local_sort(got.begin(), got.end(), comp);
+  REQUIRE(std::is_sorted(got.begin(), got.end(), comp));
+  // The same multiset: both sorted by (key, the rest) compare equal element by element.
+  auto full = [&](const T& a, const T& b) { return key(a) < key(b); };
+  std::sort(in.begin(), in.end(), full);
+  std::sort(got.begin(), got.end(), full);
+  REQUIRE(std::equal(in.begin(), in.end(), got.begin(),
+                     [&](const T& a, const T& b) { return key(a) == key(b); }));
+}
+
+}  // namespace
+
+TEST_CASE("local_sort sorts doubles and integers on both sides of the ips4o step", "[sort]") {
+  for (std::ptrdiff_t n : sizes()) {
+    for (std::int64_t distinct : {std::int64_t{0}, std::int64_t{1}, std::int64_t{7}}) {
+      INFO("n " << n << ", distinct keys " << distinct << ", sort " << local_sort_name(n));
+      auto k = keys(n, distinct, static_cast<unsigned>(n * 31 + distinct));
+      std::vector<double> d(k.begin(), k.end());
+      check_sorts(d, std::less<>{}, [](double x) { return x; });
+      check_sorts(d, std::greater<>{}, [](double x) { return x; });
+      check_sorts(k, std::less<std::int64_t>{}, [](std::int64_t x) { return x; });
+    }
+  }
+}
+
+TEST_CASE("local_sort sorts records by a key, keeping every record", "[sort]") {
+  for (std::ptrdiff_t n : sizes()) {
+    INFO("n " << n << ", sort " << local_sort_name(n));
+    auto k = keys(n, 100, static_cast<unsigned>(n));
+    std::vector<Item> items(k.size());
+    for (std::size_t i = 0; i < k.size(); ++i) items[i] = Item{k[i], static_cast<std::uint32_t>(i)};
+    auto by_key_desc = [](const Item& a, const Item& b) { return a.key > b.key; };
+    // key(item) orders by key and then by origin, so the multiset check sees every record.
+    check_sorts(items, by_key_desc, [](const Item& x) { return std::make_pair(x.key, x.tag); });
+  }
+}
+
+TEST_CASE("local_sort names the sort it uses", "[sort]") {
+  const std::string small = local_sort_name(100), large = local_sort_name(kIps4oMin);
+#if defined(RANGECOMM_JQUICK_HAVE_PDQSORT)
+  CHECK(small == "pdqsort");
+#else
+  CHECK(small == "std::sort");
+#endif
+#if defined(RANGECOMM_JQUICK_HAVE_IPS4O)
+  CHECK(large == "ips4o");
+#else
+  CHECK(large == small);
+#endif
+}
