@@ -7,6 +7,8 @@
 //   jquick/split         the same code, subgroups by two MPI_Comm_split calls per level
 //   samplesort/native    sample sort with one MPI_Alltoallv (not balanced)
 //   hypercube/range      hypercube quicksort on range communicators (power-of-two p only)
+//   kadis/range          KaDiS's JanusSort on RBC ranges (only when built with -Dkadis)
+//   kadis/native         KaDiS's JanusSort on MPI_Comm_create_group subgroups (-Dkadis)
 //
 // Input: n/p uniform random doubles per rank, new for every repetition, the same for every
 // algorithm within a repetition. Algorithms run interleaved (the order rotates every
@@ -36,6 +38,9 @@
 #include "rangecomm/jquick.hpp"
 #include "rangecomm/jquick/hypercube.hpp"
 #include "rangecomm/jquick/sample_sort.hpp"
+#if defined(RANGECOMM_BENCH_KADIS)
+#include "kadis_baseline.hpp"
+#endif
 
 namespace {
 
@@ -43,15 +48,23 @@ struct Options {
   std::vector<std::int64_t> sizes = {1, 4, 16, 64, 256, 1024, 4096, 16384, 65536};  // n/p
   int reps = 7;
   int warmup = 1;
-  std::vector<std::string> algorithms = {"jquick/range", "jquick/create_group", "jquick/split",
-                                         "samplesort/native", "hypercube/range"};
+  std::vector<std::string> algorithms = {
+      "jquick/range", "jquick/create_group", "jquick/split", "samplesort/native", "hypercube/range",
+#if defined(RANGECOMM_BENCH_KADIS)
+      "kadis/range",  "kadis/native",
+#endif
+  };
   benchcli::Output out;
   std::uint64_t seed = 1;
 };
 
-const char* const kAlgorithms[] = {"jquick/range",    "jquick/create_group",
-                                   "jquick/split",    "samplesort/native",
-                                   "hypercube/range", "hypercube/create_group"};
+const char* const kAlgorithms[] = {
+    "jquick/range",      "jquick/create_group", "jquick/split",
+    "samplesort/native", "hypercube/range",     "hypercube/create_group",
+#if defined(RANGECOMM_BENCH_KADIS)
+    "kadis/range",       "kadis/native",
+#endif
+};
 
 void add_options(CLI::App& app, Options* o, std::int64_t* pow2) {
   using benchcli::at_least;
@@ -125,6 +138,13 @@ Sample run_once(const std::string& algorithm, const std::vector<double>& input, 
                                                        : rangecomm::SortBackend::native_split;
     err = rangecomm::jquick_sort(v, MPI_COMM_WORLD, opt);
     balanced = true;
+#if defined(RANGECOMM_BENCH_KADIS)
+  } else if (algorithm.rfind("kadis/", 0) == 0) {
+    auto be = algorithm == "kadis/range" ? kadis_baseline::Backend::range
+                                         : kadis_baseline::Backend::native;
+    err = kadis_baseline::janus_sort(v, MPI_COMM_WORLD, be, static_cast<int>(opt.seed));
+    balanced = true;
+#endif
   } else if (algorithm == "samplesort/native") {
     err = rangecomm::sample_sort(v, MPI_COMM_WORLD);
   } else {

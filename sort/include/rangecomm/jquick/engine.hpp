@@ -227,15 +227,18 @@ class Engine {
     return err;
   }
 
-  // Base cases come after the distributed phase, so they never delay a larger group.
+  // Base cases come after the distributed phase, so they never delay a larger group. The
+  // two-process ones first: their partner waits for this process's half of the exchange, and
+  // sorting a one-process piece before it would make the partner wait that long (at p = 2 a
+  // sort of about n/2 elements on the critical path).
   int base_cases() {
-    for (auto& pc : pieces_) local_sort(pc.data.begin(), pc.data.end(), ctx_.comp);
     for (auto& pair : pairs_) {
       int err = finish_pair(ctx_, *pair);
       if (err != MPI_SUCCESS) return err;
       pieces_.push_back(std::move(pair->result));
     }
     pairs_.clear();
+    for (auto& pc : pieces_) local_sort(pc.data.begin(), pc.data.end(), ctx_.comp);
     return MPI_SUCCESS;
   }
 
