@@ -16,6 +16,10 @@
 //  create+bcast: a range made from the world range plus k broadcasts of n ints, against the
 //            cheaper of MPI_Comm_create_group and MPI_Comm_split plus the same broadcasts.
 //
+// Built with -Drbc or -Dkadis (bench/baselines), the latency experiment also runs the original
+// RBC library's operation on an RBC range of the same processes (variant rbc, its ratio also
+// against native), in the same alternating rounds.
+//
 // Output on rank 0: a table, CSV rows experiment,variant,param,ranks,median_us,min_us,
 // max_us,ratio_vs_native (--format csv, or --output FILE) or JSON (--format json); --help.
 // Benchmarks measure: a timing never makes the exit status nonzero.
@@ -32,6 +36,9 @@
 
 #include "bench_cli.hpp"
 #include "rangecomm/rangecomm.hpp"
+// Declarations only; the rbc variants are compiled in (and the adapter linked) only with
+// RANGECOMM_BENCH_RBC, but their lambdas are parsed in every build.
+#include "baselines/rbc_baseline.hpp"
 
 namespace {
 
@@ -42,7 +49,7 @@ struct Options {
   long overlap_bytes = 1 << 20;
   double test_every_us = 50;
   benchcli::Output out;
-  std::string colls = "barrier,bcast,reduce,allreduce,scan,gather,allgather,alltoall";
+  std::string colls = "barrier,bcast,reduce,allreduce,scan,gather,allgather,alltoall,ibcast,iscan";
   std::string experiments = "latency,overlap,create";
   bool wants(const std::string& list, const std::string& name) const {
     return ("," + list + ",").find("," + name + ",") != std::string::npos;
@@ -98,25 +105,39 @@ double sample(const std::function<void()>& f, int iters) {
   return worst;
 }
 
-// Alternates native and range samples; returns their medians' ratio (range / native).
+// Alternates native, range and (when given) rbc samples, the order rotating every round;
+// rows carry each median's ratio to native's.
 void compare(const std::string& experiment, const std::string& param,
              const std::function<void()>& native, const std::function<void()>& range, int iters,
-             int rounds) {
-  std::vector<double> n, r;
-  native();  // warm up both
-  range();
-  for (int k = 0; k < rounds; ++k) {
-    if (k % 2 == 0) {
-      n.push_back(sample(native, iters));
-      r.push_back(sample(range, iters));
-    } else {
-      r.push_back(sample(range, iters));
-      n.push_back(sample(native, iters));
+             int rounds, const std::function<void()>& rbc = {}) {
+  const std::function<void()>* variants[] = {&native, &range, &rbc};
+  const int count = rbc ? 3 : 2;
+  std::vector<double> samples[3];
+  for (int v = 0; v < count; ++v) (*variants[v])();  // warm up each
+  for (int k = 0; k < rounds; ++k)
+    for (int i = 0; i < count; ++i) {
+      int v = (k + i) % count;
+      samples[v].push_back(sample(*variants[v], iters));
     }
-  }
-  add_row(experiment, "native", param, n, 1.0);
-  add_row(experiment, "range", param, r, median(r) / median(n));
+  const double base = median(samples[0]);
+  add_row(experiment, "native", param, samples[0], 1.0);
+  add_row(experiment, "range", param, samples[1], median(samples[1]) / base);
+  if (rbc) add_row(experiment, "rbc", param, samples[2], median(samples[2]) / base);
 }
+
+// The rbc variant of a latency row: f called on the RBC range, or nothing without RBC.
+#if defined(RANGECOMM_BENCH_RBC)
+rbc_baseline::Comm g_rbc;
+template <class F>
+std::function<void()> rbc_variant(F f) {
+  return [f] { f(g_rbc); };
+}
+#else
+template <class F>
+std::function<void()> rbc_variant(F) {
+  return {};
+}
+#endif
 
 void check(int rc, const char* what) {
   if (rc == MPI_SUCCESS) return;
@@ -129,7 +150,8 @@ void latency(const Options& o, const rangecomm::Comm& range, MPI_Comm native) {
     if (rank_ == 0) std::fprintf(stderr, "  %-10s %9s bytes\n", "barrier", "0");
     compare(
         "barrier", "0", [&] { check(MPI_Barrier(native), "MPI_Barrier"); },
-        [&] { check(rangecomm::Barrier(range), "Barrier"); }, o.iters ? o.iters : 200, o.rounds);
+        [&] { check(rangecomm::Barrier(range), "Barrier"); }, o.iters ? o.iters : 200, o.rounds,
+        rbc_variant([](const auto& c) { check(rbc_baseline::barrier(c), "RBC::Barrier"); }));
   }
   for (long bytes : o.sizes) {
     int n = static_cast<int>(std::max(1L, bytes / 4));  // ints per message
@@ -137,14 +159,33 @@ void latency(const Options& o, const rangecomm::Comm& range, MPI_Comm native) {
         o.iters ? o.iters : static_cast<int>(std::clamp(2000000L / (bytes + 8000), 5L, 200L));
     std::vector<int> a(static_cast<size_t>(n) * size_, rank_), b(a.size());
     std::string param = std::to_string(n * 4);
-    auto run = [&](const char* name, std::function<void()> nat, std::function<void()> rng) {
+    auto run = [&](const char* name, std::function<void()> nat, std::function<void()> rng,
+                   std::function<void()> rbc = {}) {
       if (!o.wants(o.colls, name)) return;
       if (rank_ == 0) std::fprintf(stderr, "  %-10s %9s bytes\n", name, param.c_str());
-      compare(name, param, nat, rng, iters, o.rounds);
+      compare(name, param, nat, rng, iters, o.rounds, rbc);
     };
+    int* pa = a.data();
+    int* pb = b.data();
     run(
         "bcast", [&] { check(MPI_Bcast(a.data(), n, MPI_INT, 0, native), "MPI_Bcast"); },
-        [&] { check(rangecomm::Bcast(a.data(), n, MPI_INT, 0, range), "Bcast"); });
+        [&] { check(rangecomm::Bcast(a.data(), n, MPI_INT, 0, range), "Bcast"); },
+        rbc_variant(
+            [=](const auto& c) { check(rbc_baseline::bcast(pa, n, MPI_INT, 0, c), "RBC"); }));
+    run(
+        "ibcast",
+        [&] {
+          MPI_Request q;
+          check(MPI_Ibcast(a.data(), n, MPI_INT, 0, native, &q), "MPI_Ibcast");
+          check(MPI_Wait(&q, MPI_STATUS_IGNORE), "MPI_Wait");
+        },
+        [&] {
+          rangecomm::Request q;
+          check(rangecomm::Ibcast(a.data(), n, MPI_INT, 0, range, &q), "Ibcast");
+          check(rangecomm::Wait(&q, MPI_STATUS_IGNORE), "Wait");
+        },
+        rbc_variant(
+            [=](const auto& c) { check(rbc_baseline::ibcast_wait(pa, n, MPI_INT, 0, c), "RBC"); }));
     run(
         "reduce",
         [&] {
@@ -152,7 +193,10 @@ void latency(const Options& o, const rangecomm::Comm& range, MPI_Comm native) {
         },
         [&] {
           check(rangecomm::Reduce(a.data(), b.data(), n, MPI_INT, MPI_SUM, 0, range), "Reduce");
-        });
+        },
+        rbc_variant([=](const auto& c) {
+          check(rbc_baseline::reduce(pa, pb, n, MPI_INT, MPI_SUM, 0, c), "RBC::Reduce");
+        }));
     run(
         "allreduce",
         [&] {
@@ -160,11 +204,32 @@ void latency(const Options& o, const rangecomm::Comm& range, MPI_Comm native) {
         },
         [&] {
           check(rangecomm::Allreduce(a.data(), b.data(), n, MPI_INT, MPI_SUM, range), "Allreduce");
-        });
+        },
+        rbc_variant([=](const auto& c) {
+          check(rbc_baseline::allreduce(pa, pb, n, MPI_INT, MPI_SUM, c), "RBC::Allreduce");
+        }));
     run(
         "scan",
         [&] { check(MPI_Scan(a.data(), b.data(), n, MPI_INT, MPI_SUM, native), "MPI_Scan"); },
-        [&] { check(rangecomm::Scan(a.data(), b.data(), n, MPI_INT, MPI_SUM, range), "Scan"); });
+        [&] { check(rangecomm::Scan(a.data(), b.data(), n, MPI_INT, MPI_SUM, range), "Scan"); },
+        rbc_variant([=](const auto& c) {
+          check(rbc_baseline::scan(pa, pb, n, MPI_INT, MPI_SUM, c), "RBC::Scan");
+        }));
+    run(
+        "iscan",
+        [&] {
+          MPI_Request q;
+          check(MPI_Iscan(a.data(), b.data(), n, MPI_INT, MPI_SUM, native, &q), "MPI_Iscan");
+          check(MPI_Wait(&q, MPI_STATUS_IGNORE), "MPI_Wait");
+        },
+        [&] {
+          rangecomm::Request q;
+          check(rangecomm::Iscan(a.data(), b.data(), n, MPI_INT, MPI_SUM, range, &q), "Iscan");
+          check(rangecomm::Wait(&q, MPI_STATUS_IGNORE), "Wait");
+        },
+        rbc_variant([=](const auto& c) {
+          check(rbc_baseline::iscan_wait(pa, pb, n, MPI_INT, MPI_SUM, c), "RBC::Iscan");
+        }));
     // Gather-type sizes: n ints per process.
     run(
         "gather",
@@ -173,7 +238,10 @@ void latency(const Options& o, const rangecomm::Comm& range, MPI_Comm native) {
         },
         [&] {
           check(rangecomm::Gather(a.data(), n, MPI_INT, b.data(), n, MPI_INT, 0, range), "Gather");
-        });
+        },
+        rbc_variant([=](const auto& c) {
+          check(rbc_baseline::gather(pa, n, MPI_INT, pb, 0, c), "RBC::Gather");
+        }));
     run(
         "allgather",
         [&] {
@@ -182,7 +250,10 @@ void latency(const Options& o, const rangecomm::Comm& range, MPI_Comm native) {
         [&] {
           check(rangecomm::Allgather(a.data(), n, MPI_INT, b.data(), n, MPI_INT, range),
                 "Allgather");
-        });
+        },
+        rbc_variant([=](const auto& c) {
+          check(rbc_baseline::allgather(pa, n, MPI_INT, pb, c), "RBC::Allgather");
+        }));
     int per = std::max(1, n / size_);  // alltoall: the message is split among the processes
     run(
         "alltoall",
@@ -193,7 +264,10 @@ void latency(const Options& o, const rangecomm::Comm& range, MPI_Comm native) {
         [&] {
           check(rangecomm::Alltoall(a.data(), per, MPI_INT, b.data(), per, MPI_INT, range),
                 "Alltoall");
-        });
+        },
+        rbc_variant([=](const auto& c) {
+          check(rbc_baseline::alltoall(pa, per, MPI_INT, pb, c), "RBC::Alltoall");
+        }));
   }
 }
 
@@ -416,6 +490,16 @@ int main(int argc, char** argv) {
   check(rangecomm::Split_Comm(world, 0, size_ - 1, &range), "Split_Comm");
   MPI_Comm native;
   MPI_Comm_dup(MPI_COMM_WORLD, &native);
+#if defined(RANGECOMM_BENCH_RBC)
+  // RBC's range of all processes, on a duplicate of its own (RBC sends on the MPI communicator)
+  MPI_Comm rbc_mpi;
+  MPI_Comm_dup(MPI_COMM_WORLD, &rbc_mpi);
+  {
+    rbc_baseline::Comm rbc_world;
+    check(rbc_baseline::from_mpi(rbc_mpi, &rbc_world), "RBC::Create_Comm_from_MPI");
+    check(rbc_baseline::create(rbc_world, 0, size_ - 1, 1, &g_rbc), "RBC::Comm_create_group");
+  }
+#endif
   if (o.wants(o.experiments, "latency")) {
     if (rank_ == 0) std::fprintf(stderr, "coll_bench: latency\n");
     latency(o, range, native);
@@ -430,6 +514,10 @@ int main(int argc, char** argv) {
   }
   if (rank_ == 0) print(o);
   MPI_Comm_free(&native);
+#if defined(RANGECOMM_BENCH_RBC)
+  g_rbc = rbc_baseline::Comm();
+  MPI_Comm_free(&rbc_mpi);
+#endif
   range = rangecomm::Comm();
   world = rangecomm::Comm();
   MPI_Finalize();

@@ -12,6 +12,11 @@
 //       create_group MPI_Group_range_incl + MPI_Comm_create_group (both timed; the world group
 //                    is made once, the new group and communicator are freed untimed).
 //       split        MPI_Comm_split with color = half (timed; the free is untimed).
+//       range_kept   the same Split_Comm, each into the one handle kept over the batch (which
+//                    releases the communicator it held), one Comm_free at the end.
+//       rbc, rbc_kept  with -Drbc or -Dkadis (bench/baselines): the original RBC library's
+//                    RBC::Comm_create_group of the same half, each into a new RBC::Comm
+//                    destroyed after it, or into one kept RBC::Comm; batches like range's.
 //     Each sample (batch or repetition) starts after an MPI_Barrier; a sample's time is the
 //     maximum over ranks (MPI_Reduce MAX). Statistics are over samples.
 //  2. Ping-pong between world ranks 0 and p-1: on a 2-process range (Split_Comm with stride p-1)
@@ -42,6 +47,9 @@
 
 #include "bench_cli.hpp"
 #include "rangecomm/rangecomm.hpp"
+#if defined(RANGECOMM_BENCH_RBC)
+#include "baselines/rbc_baseline.hpp"
+#endif
 
 namespace {
 
@@ -152,7 +160,7 @@ double thread_cpu_seconds() {
 // Wall-clock statistics in *wall and, as a cross-check that leaves out the time a rank spends
 // descheduled on an oversubscribed node, the same statistics of thread CPU time in *cpu.
 void bench_range_create(const rangecomm::Comm& world_range, const Half& half, const Options& o,
-                        Stats* wall, Stats* cpu) {
+                        bool kept, Stats* wall, Stats* cpu) {
   int world_rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
   // Untimed check that the half is what we think it is, then warm-up.
@@ -178,10 +186,17 @@ void bench_range_create(const rangecomm::Comm& world_range, const Half& half, co
     MPI_Barrier(MPI_COMM_WORLD);
     double c0 = thread_cpu_seconds();
     double t0 = MPI_Wtime();
-    for (int i = 0; i < o.batch_size; ++i) {
+    if (kept) {
       rangecomm::Comm c;
-      bad |= rangecomm::Split_Comm(world_range, half.first, half.last, &c);
+      for (int i = 0; i < o.batch_size; ++i)
+        bad |= rangecomm::Split_Comm(world_range, half.first, half.last, &c);
       bad |= rangecomm::Comm_free(&c);
+    } else {
+      for (int i = 0; i < o.batch_size; ++i) {
+        rangecomm::Comm c;
+        bad |= rangecomm::Split_Comm(world_range, half.first, half.last, &c);
+        bad |= rangecomm::Comm_free(&c);
+      }
     }
     double t1 = MPI_Wtime();
     double c1 = thread_cpu_seconds();
@@ -192,6 +207,21 @@ void bench_range_create(const rangecomm::Comm& world_range, const Half& half, co
   *wall = stats_of(max_over_ranks(wall_us));
   *cpu = stats_of(max_over_ranks(cpu_us));
 }
+
+#if defined(RANGECOMM_BENCH_RBC)
+// RBC's creation of the same half, batches timed inside the adapter (RBC's loop alone).
+Stats bench_rbc_create(const rbc_baseline::Comm& world, const Half& half, const Options& o,
+                       bool kept) {
+  rbc_baseline::create_batch(world, half.first, half.last, o.batch_size, kept);  // warm-up
+  std::vector<double> us(o.batches);
+  for (int b = 0; b < o.batches; ++b) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    us[b] = rbc_baseline::create_batch(world, half.first, half.last, o.batch_size, kept) * 1e6 /
+            o.batch_size;
+  }
+  return stats_of(max_over_ranks(us));
+}
+#endif
 
 Stats bench_create_group(const Half& half, const Options& o) {
   MPI_Group world_group;
@@ -455,8 +485,21 @@ int main(int argc, char** argv) {
   }
 
   const Half half = my_half(rank, p);
-  Stats s_range, s_range_cpu;
-  bench_range_create(world_range, half, o, &s_range, &s_range_cpu);
+  Stats s_range, s_range_cpu, s_kept, s_kept_cpu;
+  bench_range_create(world_range, half, o, false, &s_range, &s_range_cpu);
+  bench_range_create(world_range, half, o, true, &s_kept, &s_kept_cpu);
+#if defined(RANGECOMM_BENCH_RBC)
+  MPI_Comm rbc_mpi;  // RBC's own duplicate of the world
+  MPI_Comm_dup(MPI_COMM_WORLD, &rbc_mpi);
+  Stats s_rbc, s_rbc_kept;
+  {
+    rbc_baseline::Comm rbc_world;
+    check(rbc_baseline::from_mpi(rbc_mpi, &rbc_world), "RBC::Create_Comm_from_MPI");
+    s_rbc = bench_rbc_create(rbc_world, half, o, false);
+    s_rbc_kept = bench_rbc_create(rbc_world, half, o, true);
+  }
+  MPI_Comm_free(&rbc_mpi);
+#endif
   Stats s_group = bench_create_group(half, o);
   Stats s_split = bench_split(half, o);
 
@@ -474,6 +517,12 @@ int main(int argc, char** argv) {
     rows.push_back({"create", "range", half_size, p, s_range, s_range.median / s_group.median});
     rows.push_back(
         {"create", "range_cpu", half_size, p, s_range_cpu, s_range_cpu.median / s_group.median});
+    rows.push_back({"create", "range_kept", half_size, p, s_kept, s_kept.median / s_group.median});
+#if defined(RANGECOMM_BENCH_RBC)
+    rows.push_back({"create", "rbc", half_size, p, s_rbc, s_rbc.median / s_group.median});
+    rows.push_back(
+        {"create", "rbc_kept", half_size, p, s_rbc_kept, s_rbc_kept.median / s_group.median});
+#endif
     rows.push_back({"create", "create_group", half_size, p, s_group, 1.0});
     rows.push_back({"create", "split", half_size, p, s_split, s_split.median / s_group.median});
     for (const auto& r : pp) {
@@ -510,6 +559,15 @@ int main(int argc, char** argv) {
       std::printf("%-44s %12s %12s %12s %12s %14s\n", "  same, thread CPU time instead of wall",
                   samples, fmt_us(s_range_cpu.median).c_str(), fmt_us(s_range_cpu.min).c_str(),
                   fmt_us(s_range_cpu.max).c_str(), "-");
+      auto line = [&](const char* what, const Stats& st) {
+        std::printf("%-44s %12s %12s %12s %12s %14s\n", what, samples, fmt_us(st.median).c_str(),
+                    fmt_us(st.min).c_str(), fmt_us(st.max).c_str(), "-");
+      };
+      line("range: Split_Comm into one kept handle", s_kept);
+#if defined(RANGECOMM_BENCH_RBC)
+      line("RBC: Comm_create_group into a new RBC::Comm", s_rbc);
+      line("RBC: Comm_create_group into one kept handle", s_rbc_kept);
+#endif
       char ratio[32];
       std::snprintf(ratio, sizeof ratio, "%.0fx", s_group.median / s_range.median);
       std::printf("%-44s %12d %12s %12s %12s %14s\n",

@@ -39,7 +39,7 @@
 #include "rangecomm/jquick/hypercube.hpp"
 #include "rangecomm/jquick/sample_sort.hpp"
 #if defined(RANGECOMM_BENCH_KADIS)
-#include "kadis_baseline.hpp"
+#include "baselines/kadis_baseline.hpp"
 #endif
 
 namespace {

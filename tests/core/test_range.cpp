@@ -1,6 +1,8 @@
 // Creation of range communicators: shapes, rank translation, consistency across ranks, errors.
+#include <rangecomm/embedding.hpp>
 #include <rangecomm/rangecomm.hpp>
 
+#include <cstdint>
 #include <vector>
 
 #include "mpi_test.hpp"
@@ -235,6 +237,50 @@ TEST_CASE("live copies of one range, and the same members from another parent, a
   int sum = 0, one = 1;
   REQUIRE(rangecomm::Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, b) == MPI_SUCCESS);
   CHECK(sum == 2);
+}
+
+TEST_CASE("creating into a kept handle gives a new communicator each time") {
+  Comm w = world();
+  int p = mpitest::world_size(), me = mpitest::world_rank();
+  const int last = p > 2 ? 2 : p - 1;  // ranks 0..last, a size-1 range at p = 1
+  // A handle re-created many times (its quiet state is built anew in place): each time a new
+  // identity, and the handle's last communicator carries messages that no earlier one sees.
+  Comm kept, copy;
+  std::vector<std::uint32_t> contexts;
+  for (int i = 0; i < 5; ++i) {
+    REQUIRE(rangecomm::Split_Comm(w, 0, last, &kept) == MPI_SUCCESS);
+    if (me > last) {
+      CHECK(kept.is_null());
+      continue;
+    }
+    CHECK(kept.size() == last + 1);
+    CHECK(kept.rank() == me);
+    CHECK(kept.depth() == 1);
+    contexts.push_back(rangecomm::Comm_context(kept));
+    if (i == 1) copy = kept;  // a second holder: this state must not be reused
+  }
+  if (me > last) return;
+  for (std::size_t i = 0; i < contexts.size(); ++i)
+    for (std::size_t j = i + 1; j < contexts.size(); ++j) CHECK(contexts[i] != contexts[j]);
+  CHECK(copy != kept);
+  CHECK(copy.size() == last + 1);
+  CHECK(rangecomm::Comm_context(copy) == contexts[1]);
+  // Traffic on the copy and on the kept handle, the same tag and wildcards: each message stays
+  // on its own communicator. Then the kept handle, now with peers, is created into again.
+  for (int round = 0; round < 2; ++round) {
+    int right = (me + 1) % (last + 1), left = (me + last) % (last + 1);
+    int a = 100 + me, b = 200 + me, got_a = -1, got_b = -1;
+    rangecomm::Request r[4];
+    REQUIRE(rangecomm::Irecv(&got_b, 1, MPI_INT, MPI_ANY_SOURCE, 7, kept, &r[0]) == MPI_SUCCESS);
+    REQUIRE(rangecomm::Irecv(&got_a, 1, MPI_INT, MPI_ANY_SOURCE, 7, copy, &r[1]) == MPI_SUCCESS);
+    REQUIRE(rangecomm::Isend(&a, 1, MPI_INT, right, 7, copy, &r[2]) == MPI_SUCCESS);
+    REQUIRE(rangecomm::Isend(&b, 1, MPI_INT, right, 7, kept, &r[3]) == MPI_SUCCESS);
+    REQUIRE(rangecomm::Waitall(4, r, MPI_STATUSES_IGNORE) == MPI_SUCCESS);
+    CHECK(got_a == 100 + left);
+    CHECK(got_b == 200 + left);
+    REQUIRE(rangecomm::Split_Comm(w, 0, last, &kept) == MPI_SUCCESS);
+    CHECK(rangecomm::Comm_context(kept) != rangecomm::Comm_context(copy));
+  }
 }
 
 TEST_CASE("a hundred thousand live size-1 ranges, then freed") {

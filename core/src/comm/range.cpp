@@ -111,7 +111,19 @@ int Split_Comm_below(const Comm& parent_comm, int first, int last, int stride, i
 
 namespace {
 int make_range(RangeState& parent, int first, int last, int stride, int levels, std::uint64_t salt,
-               Comm* out);
+               std::shared_ptr<RangeState> reuse, Comm* out);
+
+// A creation into a handle that alone holds a communicator which never carried traffic (no
+// peers, matching state or slot: nothing outside the state knows it) builds the new
+// communicator in that state's memory: what releasing it and taking a recycled block would
+// give, without the block's round trip and a new shared pointer. Otherwise the handle's
+// communicator is released as usual and nothing is reused.
+std::shared_ptr<RangeState> take_reusable(Comm* out) {
+  std::shared_ptr<RangeState> s = std::move(CommAccess::state_of(*out));
+  *out = Comm();
+  if (s && s.use_count() == 1 && !s->peers && !s->match && s->slot == RangeState::kNoSlot) return s;
+  return nullptr;
+}
 }  // namespace
 
 int Split_Comm_salted(const Comm& parent_comm, int first, int last, int stride, int levels,
@@ -142,11 +154,12 @@ int Split_Comm_salted(const Comm& parent_comm, int first, int last, int stride, 
     return detail::raise(errcomm, MPI_ERR_RANK,
                          "Split_Comm: range %d..%d is outside the parent's ranks 0..%d", first,
                          last, parent->size - 1);
+  std::shared_ptr<RangeState> reuse = kept ? nullptr : take_reusable(out);
   *out = Comm();
   int me = parent->rank;
   if (me < first || me > last || (me - first) % stride != 0) return MPI_SUCCESS;
   try {
-    return make_range(*parent, first, last, stride, levels, salt, out);
+    return make_range(*parent, first, last, stride, levels, salt, std::move(reuse), out);
   } catch (const std::bad_alloc&) {
     return detail::raise(errcomm, MPI_ERR_NO_MEM, "Split_Comm: out of memory for a new range");
   }
@@ -158,9 +171,16 @@ namespace {
 // (at `levels`) is the same communicator at every member: its identity is derived from the
 // parent's, the coordinates and k.
 int make_range(RangeState& parent, int first, int last, int stride, int levels, std::uint64_t salt,
-               Comm* out) {
+               std::shared_ptr<RangeState> reuse, Comm* out) {
   int me = parent.rank;
-  auto s = detail::new_range_state();
+  std::shared_ptr<RangeState> s = std::move(reuse);
+  if (s) {
+    RangeState* p = s.get();  // made anew in place (it has no const members)
+    p->~RangeState();
+    new (p) RangeState();
+  } else {
+    s = detail::new_range_state();
+  }
   set_parent(*s, parent);
   s->size = (last - first) / stride + 1;
   s->rank = (me - first) / stride;

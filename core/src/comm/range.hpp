@@ -183,6 +183,7 @@ void set_identity(RangeState& s, RangeState& parent, std::uint64_t digest);
 struct CommAccess {
   static Comm make(std::shared_ptr<RangeState> s) { return Comm(std::move(s)); }
   static const std::shared_ptr<RangeState>& state(const Comm& c) { return c.state_; }
+  static std::shared_ptr<RangeState>& state_of(Comm& c) { return c.state_; }
   static RangeState* of(const Comm& c) { return c.state_.get(); }
 };
 
