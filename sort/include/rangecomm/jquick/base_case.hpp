@@ -1,7 +1,7 @@
-// Base cases of Janus Quicksort: a group on one process sorts locally; a group on two
-// neighbouring processes exchanges its elements, and each side selects its share (the left
-// process the smallest, the right the largest) by the same deterministic rule, so the two
-// selections are complementary even when elements compare equal but differ.
+// Base cases of Janus Quicksort: a group on one process sorts locally; in a group on two
+// neighbouring processes each sorts its elements, they swap them, and each merges its share
+// (the left process the smallest, the right the largest) by the same deterministic rule, so the
+// two shares are complementary even when elements compare equal but differ.
 #pragma once
 
 #include <mpi.h>
@@ -22,71 +22,79 @@ template <class T>
 struct Piece {
   std::int64_t lo = 0;
   std::vector<T> data;
+  bool sorted = false;  // a two-process base case's share comes sorted
 };
 
 template <class T, class B>
 struct PairCase {
-  bool left = false;  // this process keeps the smallest elements
+  bool left = false;     // this process keeps the smallest elements
+  int partner = 0;       // rank on the attached communicator
+  std::size_t keep = 0;  // how many the left process keeps
   std::vector<T> mine, theirs;
   std::vector<typename B::Request> reqs;
   Piece<T> result;
 };
 
-// Both processes know both shares (the layout), so the exchange needs no probing. Only one
-// two-process group ever spans the boundary between two neighbours, so one tag suffices.
+// A two-process base case: each process sorts its elements, they swap them, and each merges its
+// share out of the two sorted runs (sort n + merge, instead of selecting from 2n unsorted
+// elements and sorting the share after). Both processes know how many elements the other holds
+// (below the first level its share of the positions lo..hi, the layout; for the whole of a
+// two-process sort, from one exchange of counts), so the exchange needs no probing. Only one
+// two-process group ever spans the boundary between two neighbours, so one tag suffices. The
+// left process keeps the positions lo..hi it owns. Started (sort and exchange) by
+// begin_pair after the distributed phase, so that it never delays a larger group.
 template <class T, class C, class B>
-int start_pair(C& ctx, PairCase<T, B>& pc, std::int64_t lo, std::int64_t hi, Span who,
-               std::int64_t mine_from, std::vector<T>&& share) {
+void start_pair(C& ctx, PairCase<T, B>& pc, std::int64_t lo, std::int64_t hi, Span who,
+                std::int64_t mine_from, std::vector<T>&& share, std::int64_t their_count) {
   pc.left = ctx.me == who.first;
-  int partner = pc.left ? who.last : who.first;
+  pc.partner = pc.left ? who.last : who.first;
+  pc.keep = static_cast<std::size_t>(ctx.layout.overlap(who.first, lo, hi));
   pc.mine = std::move(share);
-  pc.theirs.resize(static_cast<std::size_t>(ctx.layout.overlap(partner, lo, hi)));
+  pc.theirs.resize(static_cast<std::size_t>(their_count));
   pc.result.lo = mine_from;
-  int err = post_recv(ctx.b, pc.theirs.data(), pc.theirs.size() * sizeof(T), partner, kTagPair,
+  pc.result.sorted = true;
+}
+
+template <class T, class C, class B>
+int begin_pair(C& ctx, PairCase<T, B>& pc) {
+  local_sort(pc.mine.begin(), pc.mine.end(), ctx.comp);
+  int err = post_recv(ctx.b, pc.theirs.data(), pc.theirs.size() * sizeof(T), pc.partner, kTagPair,
                       ctx.top, ctx.max_chunk, pc.reqs);
   if (err != MPI_SUCCESS) return err;
-  return post_send(ctx.b, pc.mine.data(), pc.mine.size() * sizeof(T), partner, kTagPair, ctx.top,
+  return post_send(ctx.b, pc.mine.data(), pc.mine.size() * sizeof(T), pc.partner, kTagPair, ctx.top,
                    ctx.max_chunk, pc.reqs, &ctx.stats.messages);
 }
 
-// The left process keeps the `keep` smallest of a followed by b, the right process the rest.
-// Elements below (above) the keep-th smallest value v go left (right); of the elements equal to
-// v, the first ones in the order of a then b go left. Both sides see a and b in the same order,
-// so their choices are complementary even for elements that compare equal but differ.
+// Of the sorted runs a (the left process's) and b, the left process keeps the `keep` smallest,
+// the right process the rest, sorted. Where equal elements straddle the boundary, those of a go
+// left first, in a's order: both sides see the same two runs, so their shares are complementary
+// even for elements that compare equal but differ.
 template <class T, class Compare>
-std::vector<T> select_share(const std::vector<T>& a, const std::vector<T>& b, std::size_t keep,
-                            bool left, Compare comp) {
-  std::vector<T> out;
-  const std::size_t n = a.size() + b.size();
-  if (keep == 0 || keep == n) {  // one side gets everything
-    if (left == (keep == n)) {
-      out = a;
-      out.insert(out.end(), b.begin(), b.end());
-    }
-    return out;
-  }
-  std::vector<T> all(a);
-  all.insert(all.end(), b.begin(), b.end());
-  auto nth = all.begin() + static_cast<std::ptrdiff_t>(keep);
-  std::nth_element(all.begin(), nth, all.end(), comp);
-  const T v = *nth;
-  // Of the elements equal to v, this many go left: those of all[0..keep) not below v.
-  std::size_t equal_left = 0;
-  for (auto it = all.begin(); it != nth; ++it) equal_left += comp(*it, v) ? 0 : 1;
-  out.reserve(left ? keep : n - keep);
-  std::size_t equal_seen = 0;
-  auto take = [&](const T& x) {
-    bool goes_left;
-    if (comp(x, v))
-      goes_left = true;
-    else if (comp(v, x))
-      goes_left = false;
-    else
-      goes_left = equal_seen++ < equal_left;
-    if (goes_left == left) out.push_back(x);
+std::vector<T> merge_share(const std::vector<T>& a, const std::vector<T>& b, std::size_t keep,
+                           bool left, Compare comp) {
+  const std::size_t na = a.size(), nb = b.size();
+  // The split takes ia elements of a and keep - ia of b; the largest valid ia (a first on ties).
+  // valid(ia): a[ia-1] is not above b[keep-ia] (monotone: true up to the split, false after).
+  std::size_t lo = keep > nb ? keep - nb : 0, hi = std::min(keep, na);
+  auto valid = [&](std::size_t ia) {
+    std::size_t ib = keep - ia;
+    return ia == 0 || ib >= nb || !comp(b[ib], a[ia - 1]);
   };
-  for (const T& x : a) take(x);
-  for (const T& x : b) take(x);
+  while (lo < hi) {  // the last ia in [lo, hi] with valid(ia); valid(lo) holds
+    std::size_t mid = lo + (hi - lo + 1) / 2;
+    if (valid(mid))
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  const std::size_t ia = lo, ib = keep - ia;
+  std::vector<T> out(left ? keep : na + nb - keep);
+  if (left)
+    std::merge(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(ia), b.begin(),
+               b.begin() + static_cast<std::ptrdiff_t>(ib), out.begin(), comp);
+  else
+    std::merge(a.begin() + static_cast<std::ptrdiff_t>(ia), a.end(),
+               b.begin() + static_cast<std::ptrdiff_t>(ib), b.end(), out.begin(), comp);
   return out;
 }
 
@@ -96,10 +104,10 @@ int finish_pair(C& ctx, PairCase<T, B>& pc) {
   if (err != MPI_SUCCESS) return err;
   const std::vector<T>& a = pc.left ? pc.mine : pc.theirs;  // the left process's elements
   const std::vector<T>& b = pc.left ? pc.theirs : pc.mine;
-  pc.result.data = select_share(a, b, a.size(), pc.left, ctx.comp);  // each keeps its count
+  pc.result.data = merge_share(a, b, pc.keep, pc.left, ctx.comp);
   std::vector<T>().swap(pc.mine);
   std::vector<T>().swap(pc.theirs);
-  return MPI_SUCCESS;  // pc.result.data is not sorted yet: the engine sorts every piece
+  return MPI_SUCCESS;
 }
 
 }  // namespace rangecomm::jquick

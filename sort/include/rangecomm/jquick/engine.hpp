@@ -58,6 +58,7 @@ class Engine {
   using TaskT = Task<T, B>;
 
   int start_root(std::vector<T>& data) {
+    if (ctx_.p == 2) return start_root_pair(data);
     auto t = std::make_unique<TaskT>();
     t->comm = ctx_.top;  // borrowed (attach), never freed
     t->owns_comm = false;
@@ -67,6 +68,33 @@ class Engine {
         B::size(t->comm) <= ctx_.slot_max ? start_first_level(ctx_, *t) : start_counts(ctx_, *t);
     tasks_.push_back(std::move(t));
     return err;
+  }
+
+  // Two processes sort as one two-process base case, without a level (which would partition,
+  // exchange about half the elements and still end in a base case spanning both): one exchange
+  // of counts and of rank 0's message size limit (both sides must cut messages alike), then
+  // each sends all its elements and keeps its share of the selection.
+  int start_root_pair(std::vector<T>& data) {
+    const int partner = 1 - ctx_.me;
+    std::int64_t mine[2] = {static_cast<std::int64_t>(data.size()), ctx_.max_chunk};
+    std::int64_t theirs[2] = {0, 0};
+    std::vector<typename B::Request> reqs;
+    int err =
+        post_recv(ctx_.b, theirs, sizeof theirs, partner, kTagPair, ctx_.top, sizeof theirs, reqs);
+    if (err == MPI_SUCCESS)
+      err = post_send(ctx_.b, mine, sizeof mine, partner, kTagPair, ctx_.top, sizeof mine, reqs,
+                      &ctx_.stats.messages);
+    if (err == MPI_SUCCESS) err = wait_all<B>(reqs);
+    if (err != MPI_SUCCESS) return err;
+    ctx_.max_chunk = ctx_.me == 0 ? mine[1] : theirs[1];
+    const std::int64_t n = mine[0] + theirs[0];
+    ctx_.layout = Layout(n, 2);
+    if (n == 0) return MPI_SUCCESS;
+    ++ctx_.stats.pair_cases;
+    pairs_.push_back(std::make_unique<PairCase<T, B>>());
+    start_pair(ctx_, *pairs_.back(), 0, n, Span{0, 1}, ctx_.layout.start(ctx_.me), std::move(data),
+               theirs[0]);
+    return MPI_SUCCESS;
   }
 
   // Idle rounds of drive() before it gives the core away in each further idle round. Yielding
@@ -196,14 +224,17 @@ class Engine {
     Span who = owners(lo, hi);
     std::int64_t mine_from = std::max(lo, ctx_.layout.start(ctx_.me));
     if (who.first == who.last) {
-      pieces_.push_back(Piece<T>{mine_from, std::move(share)});
+      pieces_.push_back(Piece<T>{mine_from, std::move(share), false});
       return MPI_SUCCESS;
     }
     if (who.last == who.first + 1) {
       ++ctx_.stats.pair_cases;
       auto pc = std::make_unique<PairCase<T, B>>();
       pairs_.push_back(std::move(pc));
-      return start_pair(ctx_, *pairs_.back(), lo, hi, who, mine_from, std::move(share));
+      int partner = ctx_.me == who.first ? who.last : who.first;
+      start_pair(ctx_, *pairs_.back(), lo, hi, who, mine_from, std::move(share),
+                 ctx_.layout.overlap(partner, lo, hi));
+      return MPI_SUCCESS;
     }
     auto t = std::make_unique<TaskT>();
     t->comm = comm;
@@ -228,17 +259,22 @@ class Engine {
   }
 
   // Base cases come after the distributed phase, so they never delay a larger group. The
-  // two-process ones first: their partner waits for this process's half of the exchange, and
-  // sorting a one-process piece before it would make the partner wait that long (at p = 2 a
-  // sort of about n/2 elements on the critical path).
+  // two-process ones first, each sorted and sent before any is merged: a partner waits for this
+  // process's half of the exchange, and sorting a one-process piece first would make it wait
+  // that long too.
   int base_cases() {
+    for (auto& pair : pairs_) {
+      int err = begin_pair(ctx_, *pair);
+      if (err != MPI_SUCCESS) return err;
+    }
     for (auto& pair : pairs_) {
       int err = finish_pair(ctx_, *pair);
       if (err != MPI_SUCCESS) return err;
       pieces_.push_back(std::move(pair->result));
     }
     pairs_.clear();
-    for (auto& pc : pieces_) local_sort(pc.data.begin(), pc.data.end(), ctx_.comp);
+    for (auto& pc : pieces_)
+      if (!pc.sorted) local_sort(pc.data.begin(), pc.data.end(), ctx_.comp);
     return MPI_SUCCESS;
   }
 
