@@ -59,8 +59,17 @@ int jquick_sort(std::vector<T>& data, MPI_Comm comm, const JQuickOptions& option
   static_assert(std::is_default_constructible<T>::value, "jquick_sort needs T{}");
   int err = jquick::check_comm(comm);
   if (err != MPI_SUCCESS) return err;
+  int p = 0;
+  MPI_Comm_size(comm, &p);
   switch (options.backend) {
     case SortBackend::range:
+      // Two processes make no subgroups (the sort is one two-process base case on the sorts'
+      // private communicator), so a range would only add its cost per message: they sort on
+      // the private communicator itself, as the native backends do.
+      if (p == 2)
+        return jquick::sort_with(
+            jquick::NativeBackend{jquick::NativeBackend::Creation::create_group}, data, comm,
+            options, comp);
       return jquick::sort_with(jquick::RangeBackend{}, data, comm, options, comp);
     case SortBackend::native_create_group:
       return jquick::sort_with(jquick::NativeBackend{jquick::NativeBackend::Creation::create_group},
