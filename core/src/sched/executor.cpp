@@ -3,6 +3,7 @@
 // progress() call, and the blocking Runner that carries a plan out inside MPI's blocking calls.
 #include "sched/schedule.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include "engine/progress.hpp"
@@ -234,6 +235,7 @@ class CollectiveOp final : public Operation {
   bool test(MPI_Status* status, int* rc) override {
     advance();
     if (!done_) return false;
+    leave_running();
     set_empty_status(status);
     *rc = rc_;
     return true;
@@ -244,6 +246,14 @@ class CollectiveOp final : public Operation {
   bool advance();
 
  private:
+  // Drops a collective completed through its request from the running list at once, as the
+  // next progress call would: while it is listed the engine counts as busy, which sends every
+  // later blocking call of this process (a collective's Runner, a Wait inside MPI) down its
+  // slower polling path (2 ranks: a 4-byte Gather after an Ibcast took 0.20 us instead of
+  // 0.14). Not while the list is being swept: a user-defined operation the sweep runs could
+  // complete a request.
+  void leave_running();
+
   int start_round(size_t r);
   void fail(int rc);
 
@@ -260,6 +270,17 @@ class CollectiveOp final : public Operation {
 // Each holds a reference. Never destroyed, so that operations still listed at exit (finished
 // ones wait for the next progress call) stay reachable rather than leaked.
 std::vector<CollectiveOp*>& g_running = *new std::vector<CollectiveOp*>;
+bool g_sweeping_running = false;
+
+void CollectiveOp::leave_running() {
+  if (g_sweeping_running) return;
+  auto it = std::find(g_running.begin(), g_running.end(), this);
+  if (it == g_running.end()) return;
+  *it = g_running.back();
+  g_running.pop_back();
+  --g_progress_needed;
+  unref();  // the list's reference; the request still holds its own
+}
 
 bool CollectiveOp::advance() {
   while (!done_) {
@@ -413,7 +434,10 @@ namespace {
 
 // The schedule engine's part of every progress() call: each running collective once.
 void advance_collectives() {
+  const bool nested = g_sweeping_running;
+  g_sweeping_running = true;
   sweep_finished(g_running, [](CollectiveOp* c) { return c->advance(); });
+  g_sweeping_running = nested;
 }
 
 const bool g_registered = (register_poller(PollerSlot::collectives, advance_collectives), true);
