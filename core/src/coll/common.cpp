@@ -55,6 +55,15 @@ int runner_result(const Comm& comm, int rc) {
 
 int run_schedule(const Comm& comm, SchedulePtr schedule, Request* request) {
   const auto& state = CommAccess::state(comm);
+  MPI_Request native = MPI_REQUEST_NULL;
+  bool is_recv = false;
+  int posted = MPI_SUCCESS;
+  if (request != nullptr && start_single_native(*state, *schedule, &native, &is_recv, &posted)) {
+    if (posted != MPI_SUCCESS) return raise_mpi(state->errcomm(), posted, "collective");
+    RequestAccess::set_native(request, native, is_recv, MPI_ANY_SOURCE, MPI_ANY_TAG,
+                              state->errcomm());
+    return MPI_SUCCESS;
+  }
   Operation* op = nullptr;
   int rc = start_schedule(state, std::move(schedule), &op);
   if (rc != MPI_SUCCESS) return raise_mpi(state->errcomm(), rc, "collective");

@@ -166,6 +166,14 @@ SchedulePtr new_schedule();
 // engine advances it in every progress call until it completes.
 int start_schedule(const std::shared_ptr<RangeState>& range, SchedulePtr schedule, Operation** op);
 
+// When the schedule is a single send or receive for this process (a leaf of a tree, the root of
+// a tree over two processes) that needs nothing of the engine (its peer's binding is there and
+// no message of it was parked), posts it as MPI's own request under the range's next collective
+// sequence number and returns true: *native is the request, *is_recv its direction, *rc the
+// result of posting it. Otherwise returns false and takes nothing.
+bool start_single_native(RangeState& range, Schedule& schedule, MPI_Request* native, bool* is_recv,
+                         int* rc);
+
 // The next collective sequence number of a range (every member calls collectives in the same
 // order, so they agree without talking).
 int next_collective_seq(RangeState& range);
