@@ -1,7 +1,8 @@
 // Janus Quicksort's sequential sort (rangecomm/jquick/local_sort.hpp): on each side of the step
 // from pdqsort to ips4o, for arithmetic and record types, ascending and descending orders and
 // inputs with many equal keys, the result is a sorted permutation of the input (the same
-// multiset as std::sort gives).
+// multiset as std::sort gives). And the two-process base case's split of two sorted runs.
+#include <rangecomm/jquick/base_case.hpp>
 #include <rangecomm/jquick/local_sort.hpp>
 
 #include <algorithm>
@@ -91,4 +92,51 @@ TEST_CASE("local_sort names the sort it uses", "[sort]") {
 #else
   CHECK(large == small);
 #endif
+}
+
+// The two-process base case's share (base_case.hpp): of two sorted runs a (the left process's)
+// and b, the left side keeps the `keep` smallest and the right side the rest, both sorted; the
+// two shares together are exactly a and b, also when elements compare equal but differ.
+TEST_CASE("merge_share splits two sorted runs into complementary sorted shares", "[sort]") {
+  using rangecomm::jquick::merge_share;
+  auto by_key = [](const Item& x, const Item& y) { return x.key < y.key; };
+  std::mt19937_64 rng(7);
+  for (std::size_t na : {std::size_t{0}, std::size_t{1}, std::size_t{5}, std::size_t{64}}) {
+    for (std::size_t nb : {std::size_t{0}, std::size_t{1}, std::size_t{7}, std::size_t{64}}) {
+      for (std::int64_t distinct : {std::int64_t{1}, std::int64_t{3}, std::int64_t{1000}}) {
+        std::vector<Item> a(na), b(nb);
+        std::uint32_t tag = 0;
+        for (auto& x : a) x = Item{static_cast<std::int64_t>(rng() % distinct), tag++};
+        for (auto& x : b) x = Item{static_cast<std::int64_t>(rng() % distinct), tag++};
+        std::sort(a.begin(), a.end(), by_key);
+        std::sort(b.begin(), b.end(), by_key);
+        for (std::size_t keep = 0; keep <= na + nb; ++keep) {
+          INFO("na " << na << ", nb " << nb << ", distinct " << distinct << ", keep " << keep);
+          auto left = merge_share(a, b, keep, true, by_key);
+          auto right = merge_share(a, b, keep, false, by_key);
+          REQUIRE(left.size() == keep);
+          REQUIRE(right.size() == na + nb - keep);
+          CHECK(std::is_sorted(left.begin(), left.end(), by_key));
+          CHECK(std::is_sorted(right.begin(), right.end(), by_key));
+          if (!left.empty() && !right.empty()) CHECK(!by_key(right.front(), left.back()));
+          // Every record exactly once (tags are unique).
+          std::vector<std::uint32_t> tags;
+          for (const auto& x : left) tags.push_back(x.tag);
+          for (const auto& x : right) tags.push_back(x.tag);
+          std::sort(tags.begin(), tags.end());
+          for (std::size_t i = 0; i < tags.size(); ++i) REQUIRE(tags[i] == i);
+          // Where equal keys straddle the split, a's go left first: the last of b's records on
+          // the left is below the first of a's on the right.
+          const Item* b_left_last = nullptr;
+          const Item* a_right_first = nullptr;
+          for (const auto& x : left)
+            if (x.tag >= na) b_left_last = &x;
+          for (const auto& x : right)
+            if (x.tag < na && a_right_first == nullptr) a_right_first = &x;
+          if (b_left_last != nullptr && a_right_first != nullptr)
+            CHECK(by_key(*b_left_last, *a_right_first));
+        }
+      }
+    }
+  }
 }
