@@ -9,7 +9,6 @@
 #include <cstdint>
 #include <functional>
 #include <random>
-#include <string>
 #include <utility>
 #include <vector>
 
@@ -19,7 +18,6 @@ namespace {
 
 using rangecomm::jquick::kIps4oMin;
 using rangecomm::jquick::local_sort;
-using rangecomm::jquick::local_sort_name;
 
 struct Item {
   std::int64_t key;
@@ -58,7 +56,7 @@ void check_sorts(std::vector<T> in, Compare comp, Key key) {
 TEST_CASE("local_sort sorts doubles and integers on both sides of the ips4o step", "[sort]") {
   for (std::ptrdiff_t n : sizes()) {
     for (std::int64_t distinct : {std::int64_t{0}, std::int64_t{1}, std::int64_t{7}}) {
-      INFO("n " << n << ", distinct keys " << distinct << ", sort " << local_sort_name(n));
+      INFO("n " << n << ", distinct keys " << distinct);
       auto k = keys(n, distinct, static_cast<unsigned>(n * 31 + distinct));
       std::vector<double> d(k.begin(), k.end());
       check_sorts(d, std::less<>{}, [](double x) { return x; });
@@ -70,7 +68,7 @@ TEST_CASE("local_sort sorts doubles and integers on both sides of the ips4o step
 
 TEST_CASE("local_sort sorts records by a key, keeping every record", "[sort]") {
   for (std::ptrdiff_t n : sizes()) {
-    INFO("n " << n << ", sort " << local_sort_name(n));
+    INFO("n " << n);
     auto k = keys(n, 100, static_cast<unsigned>(n));
     std::vector<Item> items(k.size());
     for (std::size_t i = 0; i < k.size(); ++i) items[i] = Item{k[i], static_cast<std::uint32_t>(i)};
@@ -78,20 +76,6 @@ TEST_CASE("local_sort sorts records by a key, keeping every record", "[sort]") {
     // key(item) orders by key and then by origin, so the multiset check sees every record.
     check_sorts(items, by_key_desc, [](const Item& x) { return std::make_pair(x.key, x.tag); });
   }
-}
-
-TEST_CASE("local_sort names the sort it uses", "[sort]") {
-  const std::string small = local_sort_name(100), large = local_sort_name(kIps4oMin);
-#if defined(RANGECOMM_JQUICK_HAVE_PDQSORT)
-  CHECK(small == "pdqsort");
-#else
-  CHECK(small == "std::sort");
-#endif
-#if defined(RANGECOMM_JQUICK_HAVE_IPS4O)
-  CHECK(large == "ips4o");
-#else
-  CHECK(large == small);
-#endif
 }
 
 // The two-process base case's share (base_case.hpp): of two sorted runs a (the left process's)

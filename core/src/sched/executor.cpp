@@ -339,28 +339,24 @@ bool start_single_native(RangeState& range, Schedule& schedule, MPI_Request* nat
   schedule.close();
   if (schedule.rounds() != 1 || schedule.round_end(0) - schedule.round_begin(0) != 1) return false;
   const Step& s = *schedule.round_begin(0);
-  const int seq = static_cast<int>(range.coll_seq & TagLayout::max_payload);  // next_collective_seq
-  MPI_Comm lane = MPI_COMM_NULL;
-  int tag = 0;
-  if (s.kind == Step::Kind::recv) {
-    const int root_source = range.to_root(s.peer);
-    if (peek_parked(range, TagLayout::collective, root_source, seq) != nullptr) return false;
-    const int slot = peer_slot(range, s.peer);
-    if (slot < 0) return false;
-    receive_envelope(range, slot, TagLayout::collective, seq, &lane, &tag);
-    next_collective_seq(range);
-    *is_recv = true;
-    *rc = MPI_Irecv(s.out, s.count, s.type, root_source, tag, lane, native);
-    return true;
+  if (s.kind != Step::Kind::send && s.kind != Step::Kind::recv) return false;
+  // The sequence number next_collective_seq gives, taken only once the step is posted.
+  const int seq = static_cast<int>(range.coll_seq & TagLayout::max_payload);
+  *native = MPI_REQUEST_NULL;  // stays null for a message already taken in or sent
+  *is_recv = s.kind == Step::Kind::recv;
+  if (*is_recv) {
+    *rc = post_recv(s, range, seq, native);
+    if (*rc == kDeferred) return false;  // the engine must wait for the sender's binding
+  } else {
+    MPI_Comm lane = MPI_COMM_NULL;
+    int tag = 0;
+    bool sent = false;
+    *rc = send_envelope(range, s, seq, &lane, &tag, &sent);
+    if (*rc == MPI_SUCCESS && !sent)
+      *rc = MPI_Isend(s.in, s.count, s.type, range.to_root(s.peer), tag, lane, native);
   }
-  if (s.kind == Step::Kind::send &&
-      fast_send_envelope(range, s.peer, TagLayout::collective, seq, &lane, &tag)) {
-    next_collective_seq(range);
-    *is_recv = false;
-    *rc = MPI_Isend(s.in, s.count, s.type, range.to_root(s.peer), tag, lane, native);
-    return true;
-  }
-  return false;
+  next_collective_seq(range);
+  return true;
 }
 
 int start_schedule(const std::shared_ptr<RangeState>& range, SchedulePtr schedule, Operation** op) {

@@ -167,10 +167,12 @@ SchedulePtr new_schedule();
 int start_schedule(const std::shared_ptr<RangeState>& range, SchedulePtr schedule, Operation** op);
 
 // When the schedule is a single send or receive for this process (a leaf of a tree, the root of
-// a tree over two processes) that needs nothing of the engine (its peer's binding is there and
-// no message of it was parked), posts it as MPI's own request under the range's next collective
-// sequence number and returns true: *native is the request, *is_recv its direction, *rc the
-// result of posting it. Otherwise returns false and takes nothing.
+// a tree over two processes), posts it as a schedule's round would (a parked message taken in,
+// a binding sent first or with the data) under the range's next collective sequence number and
+// returns true: *native is MPI's request (MPI_REQUEST_NULL when the message is already in or
+// out), *is_recv its direction, *rc the result of posting it. Returns false, taking nothing,
+// for any other schedule and for a receive whose sender's binding has not arrived (that needs
+// the engine).
 bool start_single_native(RangeState& range, Schedule& schedule, MPI_Request* native, bool* is_recv,
                          int* rc);
 

@@ -36,20 +36,6 @@ namespace rangecomm::jquick {
 // stays ahead up to 2^20, so the step is taken late).
 inline constexpr std::ptrdiff_t kIps4oMin = std::ptrdiff_t{1} << 17;
 
-// The name of the sequential sort used for n elements, for reports.
-inline const char* local_sort_name(std::ptrdiff_t n) {
-#if defined(RANGECOMM_JQUICK_HAVE_IPS4O)
-  if (n >= kIps4oMin) return "ips4o";
-#endif
-#if defined(RANGECOMM_JQUICK_HAVE_PDQSORT)
-  (void)n;
-  return "pdqsort";
-#else
-  (void)n;
-  return "std::sort";
-#endif
-}
-
 // Sorts [first, last) under comp (a strict weak ordering); not stable, like std::sort.
 template <class RandomIt, class Compare>
 void local_sort(RandomIt first, RandomIt last, Compare comp) {
