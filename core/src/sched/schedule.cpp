@@ -63,7 +63,7 @@ size_t ScratchBlocks::capacity() const {
 }
 
 int Schedule::hold_datatypes() {
-  auto hold = [this](MPI_Datatype& t) {
+  auto hold = [this](MPI_Datatype& t) -> int {  // MPI_SUCCESS may be an enumerator (SMPI)
     if (t == MPI_DATATYPE_NULL || type_facts(t).predefined) return MPI_SUCCESS;
     for (auto& [user, dup] : held_)
       if (user == t) {

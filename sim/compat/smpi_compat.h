@@ -1,0 +1,79 @@
+// The simulated build's MPI: SimGrid's SMPI, with what the library needs that SMPI lacks or gets
+// wrong supplied here. Only the simulated build sees this file: its compiler is told to include
+// it first in every source (sim/compat/meson.build), so the library's own calls to the names
+// below reach these functions, and nothing in core/ or sort/ knows a simulator exists.
+//
+// What is replaced, and why (SimGrid 4.0, Debian 13):
+// - Matched probes. MPI_Improbe, MPI_Mprobe, MPI_Imrecv and MPI_Mrecv abort with "Not yet
+//   implemented". A matched probe here takes the message out of SMPI's queue at once (a probe,
+//   then a receive of its bytes), which is what MPI says a matched probe does; the receive of
+//   the message handle then delivers those bytes through a message to self on a private
+//   communicator, so SMPI's own datatype code unpacks them, counts them and reports truncation.
+// - MPI_Add_error_string takes a char* (MPI-2's signature); MPI-3 made it const.
+// - MPI_Comm_call_errhandler on a communicator whose handler is MPI_ERRORS_RETURN calls a null
+//   function; MPI says it returns. (MPI_ERRORS_ARE_FATAL aborts, a user's handler is called.)
+// - MPI_Type_dup of a vector type makes a type whose stride is counted twice (a vector of 6 ints
+//   with stride 2 packs elements 0, 8, 16, ... and reads past the buffer), and a contiguous type
+//   of one such vector moves wrong data too. The library duplicates a type only to hold it while
+//   a nonblocking collective runs, so here a duplicate is the same handle with a count of holders,
+//   and MPI_Type_free frees a type only when its last holder lets it go (the type's attributes
+//   and name are therefore shared, not copied).
+// - Not a defect but a difference: every simulated process runs in one OS process, so they
+//   share one environment, and a process that sets a variable (the tests force an algorithm
+//   so) would change it for all. Here each simulated process has its own: getenv, setenv and
+//   unsetenv see the process's own settings over the environment the program started with.
+// - MPI_Test on MPI_REQUEST_NULL with MPI_STATUS_IGNORE leaves *flag unset; MPI says true.
+#ifndef RANGECOMM_SIM_SMPI_COMPAT_H
+#define RANGECOMM_SIM_SMPI_COMPAT_H
+
+#include <mpi.h>
+#include <stdlib.h>
+#ifdef __cplusplus
+#include <cstdlib>
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+int rc_smpi_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message,
+                    MPI_Status* status);
+int rc_smpi_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status);
+int rc_smpi_Imrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message,
+                   MPI_Request* request);
+int rc_smpi_Mrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message,
+                  MPI_Status* status);
+int rc_smpi_Test(MPI_Request* request, int* flag, MPI_Status* status);
+int rc_smpi_Add_error_string(int code, const char* text);
+int rc_smpi_Comm_call_errhandler(MPI_Comm comm, int code);
+int rc_smpi_Type_dup(MPI_Datatype type, MPI_Datatype* copy);
+int rc_smpi_Type_free(MPI_Datatype* type);
+char* rc_smpi_getenv(const char* name);
+int rc_smpi_setenv(const char* name, const char* value, int overwrite);
+int rc_smpi_unsetenv(const char* name);
+
+#ifdef __cplusplus
+}
+#endif
+
+#ifndef RANGECOMM_SIM_COMPAT_IMPLEMENTATION
+#define MPI_Improbe rc_smpi_Improbe
+#define MPI_Mprobe rc_smpi_Mprobe
+#define MPI_Imrecv rc_smpi_Imrecv
+#define MPI_Mrecv rc_smpi_Mrecv
+#define MPI_Test rc_smpi_Test
+#define MPI_Add_error_string rc_smpi_Add_error_string
+#define MPI_Comm_call_errhandler rc_smpi_Comm_call_errhandler
+#define MPI_Type_dup rc_smpi_Type_dup
+#define MPI_Type_free rc_smpi_Type_free
+#define getenv rc_smpi_getenv
+#define setenv rc_smpi_setenv
+#define unsetenv rc_smpi_unsetenv
+#ifdef __cplusplus
+namespace std {
+using ::rc_smpi_getenv;  // std::getenv, after the macro
+}
+#endif
+#endif
+
+#endif
