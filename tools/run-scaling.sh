@@ -8,7 +8,8 @@
 #
 #   tools/run-scaling.sh [--quick] [--ranks "8 64 256"] [--experiments "create fig7 ..."]
 #                        [--jquick-max 256] [--latency 0.75us] [--bandwidth 5GBps]
-#                        [--poll-cost 5e-8] [--sensitivity] [--results DIR]
+#                        [--poll-cost 5e-8] [--computation off|measured] [--sensitivity]
+#                        [--results DIR]
 #
 # --quick: up to 256 processes, Janus Quicksort up to 64. Janus Quicksort runs up to 256 by
 # default: every waiting process polls, and at a realistic poll cost the simulator spends its
@@ -16,7 +17,11 @@
 # The network is the paper's (SuperMUC: 0.75 us, 5 GB/s); --poll-cost is the simulated time of
 # a failed MPI_Iprobe or MPI_Test (measured here: 12-72 ns on Open MPI 4.1 and MPICH 4.0, so 5e-8
 # by default; SMPI's own default is far larger). --sensitivity adds runs at 64 processes with
-# other poll costs and this machine's shared-memory latency.
+# other poll costs and this machine's shared-memory latency. --computation: off (the default)
+# charges no time for computation between MPI calls, as SMPI charges none inside its own MPI
+# calls (its native collectives); measured charges each stretch as long as it ran here, which
+# under the simulator includes about a microsecond of the simulator's own work per stretch (a
+# 46-63 ns range creation measures 0.9-8 us at 8-1024 simulated processes; docs/scaling.md).
 set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$top"
@@ -28,7 +33,7 @@ fi
 
 ranks="8 64 256 1024 4096"
 experiments="create fig7 coll iscan jquick"
-latency=0.75us bandwidth=5GBps poll=5e-8 sensitivity=0
+latency=0.75us bandwidth=5GBps poll=5e-8 sensitivity=0 computation=off
 results=results/scaling-$(date +%Y-%m-%d)
 jquick_max=256
 while (( $# > 0 )); do
@@ -41,8 +46,9 @@ while (( $# > 0 )); do
     --bandwidth) bandwidth=$2; shift ;;
     --poll-cost) poll=$2; shift ;;
     --sensitivity) sensitivity=1 ;;
+    --computation) computation=$2; shift ;;
     --results) results=$2; shift ;;
-    *) sed -n '2,20s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 2 ;;
+    *) sed -n '2,26s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 2 ;;
   esac
   shift
 done
@@ -51,7 +57,12 @@ tools/simulated.sh build build-sim >/dev/null
 driver=$top/build-sim/sim/sim_scaling.so
 mkdir -p "$results"
 csv=$results/scaling.csv
-echo "experiment,p,variant,parameter,seconds,latency,bandwidth,poll_cost" >"$csv"
+case $computation in
+  off) computation_cfg=--cfg=smpi/simulate-computation:no ;;
+  measured) computation_cfg=--cfg=smpi/simulate-computation:yes ;;
+  *) echo "run-scaling: --computation is off or measured" >&2; exit 2 ;;
+esac
+echo "experiment,p,variant,parameter,seconds,latency,bandwidth,poll_cost,computation" >"$csv"
 
 # One host per process on one switch; the backbone does not limit.
 platform() {  # platform FILE HOSTS LATENCY BANDWIDTH
@@ -71,10 +82,10 @@ run() {  # run P EXPERIMENT LATENCY BANDWIDTH POLL
   platform "$work/platform.xml" "$p" "$lat" "$bw"
   for (( i = 0; i < p; ++i )); do echo "node-$i"; done >"$work/hosts"
   local start=$SECONDS out
-  # Simulated computation at the speed it ran here (host speed = the platform's 1 Gflop/s);
-  # small stacks, as thousands of simulated processes share this machine's memory.
+  # Computation (when measured) at the speed it ran here (host speed = the platform's 1
+  # Gflop/s); small stacks, as thousands of simulated processes share this machine's memory.
   if ! out=$(smpirun -np "$p" -platform "$work/platform.xml" -hostfile "$work/hosts" \
-               --cfg=smpi/host-speed:1Gf --cfg=smpi/iprobe:"$poll_cost" \
+               --cfg=smpi/host-speed:1Gf "$computation_cfg" --cfg=smpi/iprobe:"$poll_cost" \
                --cfg=smpi/test:"$poll_cost" --cfg=smpi/display-timing:no \
                --cfg=contexts/stack-size:512 --log=root.thres:warning \
                "$driver" "$experiment" --reps 3 2>"$work/err"); then
@@ -83,7 +94,7 @@ run() {  # run P EXPERIMENT LATENCY BANDWIDTH POLL
     rm -rf "$work"
     return 1
   fi
-  echo "$out" | sed "s/\$/,$lat,$bw,$poll_cost/" >>"$csv"
+  echo "$out" | sed "s/\$/,$lat,$bw,$poll_cost,$computation/" >>"$csv"
   echo "  $experiment, p=$p: $((SECONDS - start)) s"
   rm -rf "$work"
 }

@@ -6,8 +6,8 @@ Usage: scaling_plots.py SCALING_CSV OUT_DIR
 Writes OUT_DIR/scaling.md (per experiment and parameter, the simulated microseconds of each
 variant at each p and how many times slower the native variants are than the range one) and,
 where matplotlib is installed, OUT_DIR/scaling-<experiment>.png (microseconds against p, log-log).
-Only rows of the run's main settings (the most frequent latency, bandwidth and poll cost) enter
-the tables and plots; the sensitivity rows get a table of their own.
+Only rows of the run's main settings (the most frequent latency, bandwidth, poll cost and
+computation) enter the first table and the plots; the other rows get a table per setting.
 """
 import collections
 import csv
@@ -18,6 +18,12 @@ import sys
 def load(path):
     with open(path, newline="") as f:
         return list(csv.DictReader(f))
+
+
+def setting(row):
+    """The run's settings: latency, bandwidth, poll cost, computation (measured before it was
+    a setting)."""
+    return (row["latency"], row["bandwidth"], row["poll_cost"], row.get("computation") or "measured")
 
 
 def table(rows, title):
@@ -49,19 +55,19 @@ def main():
     rows = load(sys.argv[1])
     out = sys.argv[2]
     os.makedirs(out, exist_ok=True)
-    settings = collections.Counter((r["latency"], r["bandwidth"], r["poll_cost"]) for r in rows)
+    settings = collections.Counter(setting(r) for r in rows)
     main_setting = settings.most_common(1)[0][0] if settings else None
-    main_rows = [r for r in rows if (r["latency"], r["bandwidth"], r["poll_cost"]) == main_setting]
+    main_rows = [r for r in rows if setting(r) == main_setting]
     other_rows = [r for r in rows if r not in main_rows]
     text = ["# Scaling in simulated time", ""]
     if main_setting:
         text.append(f"Latency {main_setting[0]}, bandwidth {main_setting[1]}, "
-                    f"failed poll {main_setting[2]} s.\n")
+                    f"failed poll {main_setting[2]} s, computation {main_setting[3]}.\n")
         text.append(table(main_rows, "Main runs"))
-    for setting in sorted({(r["latency"], r["bandwidth"], r["poll_cost"]) for r in other_rows}):
-        subset = [r for r in other_rows if (r["latency"], r["bandwidth"], r["poll_cost"]) == setting]
-        text.append(table(subset, f"Latency {setting[0]}, bandwidth {setting[1]}, "
-                                  f"failed poll {setting[2]} s"))
+    for other in sorted({setting(r) for r in other_rows}):
+        subset = [r for r in other_rows if setting(r) == other]
+        text.append(table(subset, f"Latency {other[0]}, bandwidth {other[1]}, "
+                                  f"failed poll {other[2]} s, computation {other[3]}"))
     with open(os.path.join(out, "scaling.md"), "w") as f:
         f.write("\n".join(text))
     try:
