@@ -83,9 +83,12 @@ run() {  # run P EXPERIMENT LATENCY BANDWIDTH POLL
   for (( i = 0; i < p; ++i )); do echo "node-$i"; done >"$work/hosts"
   local start=$SECONDS out
   # Computation (when measured) at the speed it ran here (host speed = the platform's 1
-  # Gflop/s); small stacks, as thousands of simulated processes share this machine's memory.
+  # Gflop/s); the platform's latency and bandwidth as they are (SMPI's default factors, fitted
+  # to another cluster, double a small message's latency); small stacks, as thousands of
+  # simulated processes share this machine's memory.
   if ! out=$(smpirun -np "$p" -platform "$work/platform.xml" -hostfile "$work/hosts" \
-               --cfg=smpi/host-speed:1Gf "$computation_cfg" --cfg=smpi/iprobe:"$poll_cost" \
+               --cfg=smpi/host-speed:1Gf "$computation_cfg" --cfg=smpi/lat-factor:0:1 \
+               --cfg=smpi/bw-factor:0:1 --cfg=smpi/iprobe:"$poll_cost" \
                --cfg=smpi/test:"$poll_cost" --cfg=smpi/display-timing:no \
                --cfg=contexts/stack-size:512 --log=root.thres:warning \
                "$driver" "$experiment" --reps 3 2>"$work/err"); then
