@@ -207,7 +207,7 @@ if [[ $stages == inside ]]; then
   # and the scaling driver at 1 to 64 simulated processes, about 6 minutes with its build.
   if sim_options=$(tools/simulated.sh options); then
     read -r -a sim_options <<<"$sim_options"
-    build_and_test build-sim smpi "${sim_options[@]:1}" -- --suite sim
+    build_and_test build-sim smpi "${sim_options[@]}" -- --suite sim
   else
     echo "run-tests: the simulated build's setup failed"
     failed=$((failed + 1))

@@ -9,8 +9,8 @@
 #                                          position-independent) in .cache/catch2-source/
 #   tools/simulated.sh build [DIR]         setup, configure and build DIR (build-sim)
 #   tools/simulated.sh test [DIR] [ARGS]   build, then meson test --suite sim ARGS
-#   tools/simulated.sh run [DIR] CMD...    build, then CMD (e.g. smpirun of a program in DIR)
-#   tools/simulated.sh options             setup, then print the build's meson options
+#   tools/simulated.sh options             setup, then print the build's meson options besides
+#                                          -Dmpi=smpi (for tools/run-tests.sh)
 set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$top"
@@ -18,7 +18,7 @@ cd "$top"
 command=${1:-}
 (( $# > 0 )) && shift
 case $command in
-  setup | build | test | run | options) ;;
+  setup | build | test | options) ;;
   *) sed -n '2,14s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 2 ;;
 esac
 
@@ -49,7 +49,7 @@ setup() {
 }
 
 options() {
-  echo "-Dmpi=smpi -Dcatch2_source=$(catch2_source) -Dbuildtype=debugoptimized"
+  echo "-Dcatch2_source=$(catch2_source) -Dbuildtype=debugoptimized"
 }
 
 build() {
@@ -57,6 +57,7 @@ build() {
   setup
   local options
   read -r -a options < <(options)
+  options=(-Dmpi=smpi "${options[@]}")
   [[ ${CI:-} == true ]] && options+=(-Db_colorout=never)
   if [[ -f $dir/meson-private/coredata.dat ]]; then
     meson setup --reconfigure "$dir" "${options[@]}" | tail -n 3
@@ -67,7 +68,7 @@ build() {
 }
 
 dir=build-sim
-if (( $# > 0 )) && [[ $1 != -* ]] && [[ $command != run || -d $1 || $1 == build-* ]]; then
+if (( $# > 0 )) && [[ $1 != -* ]]; then
   dir=$1
   shift
 fi
@@ -81,9 +82,5 @@ case $command in
   test)
     build "$dir"
     meson test -C "$dir" --no-rebuild --suite sim "$@"
-    ;;
-  run)
-    build "$dir"
-    "$@"
     ;;
 esac

@@ -5,6 +5,7 @@
 #include "smpi_compat.h"
 
 #include <cerrno>
+#include <cstring>
 #include <map>
 #include <optional>
 #include <string>
@@ -44,9 +45,17 @@ std::map<std::string, std::optional<std::string>>& own_environment() {
   return *settings;
 }
 
-void set_proc_null_status(MPI_Status* status) {
+// A variable's name as setenv and unsetenv accept it; else errno is EINVAL.
+bool valid_name(const char* name) {
+  if (name != nullptr && *name != '\0' && std::strchr(name, '=') == nullptr) return true;
+  errno = EINVAL;
+  return false;
+}
+
+// An empty status from `source`: MPI_ANY_SOURCE (a null request) or MPI_PROC_NULL.
+void set_empty_status(MPI_Status* status, int source) {
   if (status == MPI_STATUS_IGNORE) return;
-  status->MPI_SOURCE = MPI_PROC_NULL;
+  status->MPI_SOURCE = source;
   status->MPI_TAG = MPI_ANY_TAG;
   status->MPI_ERROR = MPI_SUCCESS;
   MPI_Status_set_elements(status, MPI_BYTE, 0);
@@ -63,7 +72,7 @@ int rc_smpi_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* 
   if (rc != MPI_SUCCESS || !*flag) return rc;
   if (source == MPI_PROC_NULL) {
     *message = MPI_MESSAGE_NO_PROC;
-    set_proc_null_status(status);
+    set_empty_status(status, MPI_PROC_NULL);
     return MPI_SUCCESS;
   }
   int bytes = 0;
@@ -125,7 +134,7 @@ int rc_smpi_Mrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message,
   if (message == nullptr) return MPI_ERR_ARG;
   if (*message == MPI_MESSAGE_NO_PROC) {
     *message = MPI_MESSAGE_NULL;
-    set_proc_null_status(status);
+    set_empty_status(status, MPI_PROC_NULL);
     return MPI_SUCCESS;
   }
   auto* taken = static_cast<TakenMessage*>(*message);
@@ -147,12 +156,7 @@ int rc_smpi_Mrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message,
 int rc_smpi_Test(MPI_Request* request, int* flag, MPI_Status* status) {
   if (request != nullptr && *request == MPI_REQUEST_NULL) {
     *flag = 1;
-    if (status != MPI_STATUS_IGNORE) {
-      status->MPI_SOURCE = MPI_ANY_SOURCE;
-      status->MPI_TAG = MPI_ANY_TAG;
-      status->MPI_ERROR = MPI_SUCCESS;
-      MPI_Status_set_elements(status, MPI_BYTE, 0);
-    }
+    set_empty_status(status, MPI_ANY_SOURCE);
     return MPI_SUCCESS;
   }
   return MPI_Test(request, flag, status);
@@ -197,19 +201,13 @@ char* rc_smpi_getenv(const char* name) {
 }
 
 int rc_smpi_setenv(const char* name, const char* value, int overwrite) {
-  if (name == nullptr || *name == '\0' || std::string(name).find('=') != std::string::npos) {
-    errno = EINVAL;
-    return -1;
-  }
+  if (!valid_name(name)) return -1;
   if (overwrite || rc_smpi_getenv(name) == nullptr) own_environment()[name] = std::string(value);
   return 0;
 }
 
 int rc_smpi_unsetenv(const char* name) {
-  if (name == nullptr || *name == '\0' || std::string(name).find('=') != std::string::npos) {
-    errno = EINVAL;
-    return -1;
-  }
+  if (!valid_name(name)) return -1;
   own_environment()[name] = std::nullopt;
   return 0;
 }
