@@ -24,6 +24,7 @@
 #include <functional>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "rangecomm/jquick.hpp"
@@ -263,9 +264,10 @@ int main(int argc, char* argv[]) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &g_size);
-  std::string experiment = argc > 1 ? argv[1] : "";
-  for (int i = 2; i + 1 < argc; i += 2) {
+  const std::string experiment = argc > 1 ? argv[1] : "";
+  for (int i = 2; i < argc; i += 2) {
     const std::string option = argv[i];
+    if (i + 1 == argc) fail("option " + option + " needs a value");
     if (option == "--reps")
       g_reps = std::max(1, std::atoi(argv[i + 1]));
     else if (option == "--per-rank")
@@ -275,13 +277,19 @@ int main(int argc, char* argv[]) {
   }
   rangecomm::Comm world;
   check_mpi(rangecomm::Create_Comm(MPI_COMM_WORLD, &world), "Create_Comm");
-  const bool all = experiment == "all";
-  bool known = all;
-  if (all || experiment == "create") known = true, experiment_create(world, false);
-  if (all || experiment == "fig7") known = true, experiment_create(world, true);
-  if (all || experiment == "coll") known = true, experiment_coll(world);
-  if (all || experiment == "iscan") known = true, experiment_iscan(world);
-  if (all || experiment == "jquick") known = true, experiment_jquick();
+  const std::pair<const char*, std::function<void()>> experiments[] = {
+      {"create", [&] { experiment_create(world, false); }},
+      {"fig7", [&] { experiment_create(world, true); }},
+      {"coll", [&] { experiment_coll(world); }},
+      {"iscan", [&] { experiment_iscan(world); }},
+      {"jquick", [] { experiment_jquick(); }},
+  };
+  bool known = false;
+  for (const auto& [name, run] : experiments) {
+    if (experiment != "all" && experiment != name) continue;
+    known = true;
+    run();
+  }
   if (!known)
     fail("unknown experiment '" + experiment + "' (create, fig7, coll, iscan, jquick, all)");
   check_mpi(rangecomm::Comm_free(&world), "Comm_free");
