@@ -464,6 +464,60 @@ static int idup_overlap(const char *name, int rounds) {
   return report(name, defect, what);
 }
 
+/* MPI_Intercomm_create in 4 threads at once, each over its own peer (a duplicate of
+ * MPI_COMM_WORLD) with the same tag, as MPI allows because the peers differ (MPI-4.0 7.6.2);
+ * each thread's local communicator is a duplicate of its half of the world, and the right half
+ * makes its threads' duplicates in the reverse order of the left half's, so the context ids of
+ * the two sides' local communicators are ordered oppositely; each thread repeats it for a number
+ * of rounds. Nothing in MPI ties the calls of different threads together, so all must complete;
+ * each intercommunicator's remote group must be the other half. A hang is the defect (run it
+ * under timeout). */
+enum { kOrderThreads = 4 };
+static MPI_Comm order_local[kOrderThreads], order_peer[kOrderThreads];
+static int order_rounds, order_bad[kOrderThreads], order_remote[kOrderThreads];
+
+static void *intercomm_in_thread(void *arg) {
+  const int t = *(const int *)arg, left = rank < size / 2;
+  const int want = left ? size - size / 2 : size / 2;
+  for (int i = 0; i < order_rounds; ++i) {
+    MPI_Comm inter;
+    int remote = 0;
+    MPI_Intercomm_create(order_local[t], 0, order_peer[t], left ? size / 2 : 0, 7, &inter);
+    MPI_Comm_remote_size(inter, &remote);
+    if (remote != want && order_bad[t]++ == 0) order_remote[t] = remote;
+    MPI_Comm_free(&inter);
+  }
+  return NULL;
+}
+
+static int intercomm_order(const char *name, int rounds) {
+  const int left = rank < size / 2;
+  MPI_Comm half;
+  pthread_t threads[kOrderThreads];
+  int ids[kOrderThreads], defect = 0;
+  char what[200] = "";
+  order_rounds = rounds;
+  MPI_Comm_split(MPI_COMM_WORLD, left, rank, &half);
+  for (int t = 0; t < kOrderThreads; ++t) MPI_Comm_dup(MPI_COMM_WORLD, &order_peer[t]);
+  for (int i = 0; i < kOrderThreads; ++i)
+    MPI_Comm_dup(half, &order_local[left ? i : kOrderThreads - 1 - i]);
+  for (int t = 0; t < kOrderThreads; ++t) {
+    ids[t] = t;
+    pthread_create(&threads[t], NULL, intercomm_in_thread, &ids[t]);
+  }
+  for (int t = 0; t < kOrderThreads; ++t) pthread_join(threads[t], NULL);
+  for (int t = 0; t < kOrderThreads; ++t) {
+    if (order_bad[t] && !defect)
+      snprintf(what, sizeof what, "thread %d: %d of %d remote groups wrong (one of %d processes)",
+               t, order_bad[t], rounds, order_remote[t]);
+    defect |= order_bad[t] != 0;
+    MPI_Comm_free(&order_local[t]);
+    MPI_Comm_free(&order_peer[t]);
+  }
+  MPI_Comm_free(&half);
+  return report(name, defect, what);
+}
+
 struct check {
   const char *name, *ranks, *about;
 };
@@ -515,12 +569,15 @@ static const struct check checks[] = {
     {"allgatherv-extents", "3", "Allgatherv of 5560 MPI_2INT [N], rank 0 receiving with gaps"},
     {"idup-overlap", "3", "3 threads: Comm_idup and Iallreduce on one parent [N rounds: 2000]"},
     {"isendrecv-replace-any", "3+", "Isendrecv_replace in a ring from MPI_ANY_SOURCE (MPI-4)"},
+    {"intercomm-order", "2+",
+     "4 threads: Intercomm_create, local ids ordered apart [N rounds: 20]"},
 };
 
 int main(int argc, char **argv) {
   const char *name = argc > 1 ? argv[1] : "";
   int provided = MPI_THREAD_SINGLE;
-  if (strcmp(name, "idup-overlap") == 0)
+  const int threaded = strcmp(name, "idup-overlap") == 0 || strcmp(name, "intercomm-order") == 0;
+  if (threaded)
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
   else
     MPI_Init(&argc, &argv);
@@ -559,6 +616,10 @@ int main(int argc, char **argv) {
   else if (strcmp(name, "idup-overlap") == 0)
     defect = provided == MPI_THREAD_MULTIPLE ? idup_overlap(name, n ? n : 2000)
                                              : report(name, 1, "no MPI_THREAD_MULTIPLE");
+  else if (strcmp(name, "intercomm-order") == 0)
+    defect = provided == MPI_THREAD_MULTIPLE && size >= 2
+                 ? intercomm_order(name, n ? n : 20)
+                 : report(name, 1, "no MPI_THREAD_MULTIPLE or fewer than 2 processes");
   else if (rank == 0)
     for (size_t i = 0; i < sizeof checks / sizeof checks[0]; ++i)
       printf("%-22s ranks %-5s %s\n", checks[i].name, checks[i].ranks, checks[i].about);
