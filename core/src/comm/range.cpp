@@ -13,13 +13,13 @@ namespace rangecomm::detail {
 RangeState::RangeState() = default;
 
 RangeState::~RangeState() {
-  if (peers || match) channel->withdraw(id, this);
+  if (peers.made() || match) channel->withdraw(id, this);
   if (slot >= 0) channel->release_slot(slot);
 }
 
 MatchState& RangeState::matching() {
   if (!match) {
-    if (!peers) channel->enroll(id, this);
+    if (!peers.made()) channel->enroll(id, this);
     match = std::make_unique<MatchState>();
   }
   return *match;
@@ -27,7 +27,7 @@ MatchState& RangeState::matching() {
 
 void RangeState::make_peers() {
   if (!match) channel->enroll(id, this);
-  peers = std::make_unique<PeerLink[]>(static_cast<size_t>(size));
+  peers.make(size);
 }
 
 ChildCounts& RangeState::child_counts() {
@@ -121,7 +121,8 @@ int make_range(RangeState& parent, int first, int last, int stride, int levels, 
 std::shared_ptr<RangeState> take_reusable(Comm* out) {
   std::shared_ptr<RangeState> s = std::move(CommAccess::state_of(*out));
   *out = Comm();
-  if (s && s.use_count() == 1 && !s->peers && !s->match && s->slot == RangeState::kNoSlot) return s;
+  if (s && s.use_count() == 1 && !s->peers.made() && !s->match && s->slot == RangeState::kNoSlot)
+    return s;
   return nullptr;
 }
 }  // namespace

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "comm/peer_table.hpp"
 #include "rangecomm/comm.hpp"
 #include "wire/channel.hpp"
 
@@ -27,13 +28,6 @@ struct GroupTable {
 
   explicit GroupTable(std::vector<int> members);
   int find(int root_rank) const;  // rank of root_rank, or MPI_UNDEFINED
-};
-
-// What this process knows of one peer of a communicator: the slot the peer sends under (once
-// its binding arrived) and whether this process sent the peer its own binding.
-struct PeerLink {
-  std::int32_t slot = -1;  // the peer's slot, -1 while unknown
-  bool bound = false;      // this process's binding went to the peer
 };
 
 struct RangeState {
@@ -54,9 +48,10 @@ struct RangeState {
   int slot = kNoSlot;     // this process's slot for the communicator, taken at first send
   int send_tag_base = 0;  // TagLayout::tag_base(slot)
   MPI_Comm send_lane = MPI_COMM_NULL;
-  // Made on first traffic, one per rank, and on first use of the matching engine; with either,
-  // the communicator is in its channel's table of communicators by identity.
-  std::unique_ptr<PeerLink[]> peers;
+  // Made on first traffic (entries for the peers it reaches), and on first use of the matching
+  // engine; with either, the communicator is in its channel's table of communicators by
+  // identity.
+  PeerTable peers;
   std::unique_ptr<MatchState> match;
   std::unique_ptr<ChildCounts> children;  // made at the first creation from this one
 
@@ -77,8 +72,8 @@ struct RangeState {
   MPI_Comm errcomm() const { return channel->user(); }
   MatchState& matching();
   PeerLink& peer(int r) {
-    if (!peers) make_peers();
-    return peers[r];
+    if (!peers.made()) make_peers();
+    return peers.at(r);
   }
   // The creation counts of children made from this communicator (the root's live in its
   // channel, so that a root made again after all handles were freed continues them).
@@ -102,7 +97,9 @@ int prepare_send(RangeState& s, int dest, TagLayout::Kind kind, int payload, MPI
 // payload must fit TagLayout::max_payload).
 inline bool fast_send_envelope(const RangeState& s, int dest, TagLayout::Kind kind, int payload,
                                MPI_Comm* comm, int* tag) {
-  if (s.slot < 0 || !s.peers || !s.peers[dest].bound) return false;
+  if (s.slot < 0) return false;
+  const PeerLink* link = s.peers.find(dest);
+  if (link == nullptr || !link->bound) return false;
   *comm = s.send_lane;
   *tag = TagLayout::tag(s.send_tag_base, kind, payload);
   return true;

@@ -46,9 +46,11 @@ void leave_engine(RangeState& range) {
 void bind_peer(Channel& ch, int source, int slot, const CommId& id) {
   CommId replaced;
   if (ch.bind(source, slot, id, &replaced))
-    if (RangeState* old = ch.find(replaced); old && old->peers)
-      old->peers[old->from_root(source)].slot = -1;
-  if (RangeState* r = ch.find(id); r && r->peers) r->peers[r->from_root(source)].slot = slot;
+    if (RangeState* old = ch.find(replaced); old && old->peers.made())
+      if (int rank = old->from_root(source); rank != MPI_UNDEFINED)
+        if (PeerLink* link = old->peers.find(rank)) link->slot = -1;
+  if (RangeState* r = ch.find(id); r && r->peers.made())
+    if (int rank = r->from_root(source); rank != MPI_UNDEFINED) r->peers.at(rank).slot = slot;
 }
 
 // Takes in a binding that carries its sender's first collective message on the communicator:

@@ -1,0 +1,56 @@
+#include "comm/peer_table.hpp"
+
+#include <cstdlib>
+#include <utility>
+
+namespace rangecomm::detail {
+
+namespace {
+constexpr int kFirstBits = 4;  // an open table starts with 16 entries
+}  // namespace
+
+int PeerTable::dense_limit() {
+  static const int limit = [] {
+    const char* v = std::getenv("RANGECOMM_PEER_TABLE_DENSE");
+    return v ? std::atoi(v) : 64;
+  }();
+  return limit;
+}
+
+void PeerTable::make(int size) {
+  if (size <= dense_limit()) {
+    entries_.assign(static_cast<std::size_t>(size > 0 ? size : 1), Entry{});
+    mask_ = 0;
+    return;
+  }
+  entries_.assign(std::size_t{1} << kFirstBits, Entry{});
+  mask_ = (1u << kFirstBits) - 1;
+  shift_ = 32 - kFirstBits;
+  used_ = 0;
+}
+
+PeerLink& PeerTable::at(int r) {
+  if (dense()) return entries_[static_cast<unsigned>(r)].link;
+  if (PeerLink* link = find(r)) return *link;
+  if (2 * (used_ + 1) > mask_ + 1) grow();  // at most half full: probes stay short
+  std::uint32_t i = home(r);
+  while (entries_[i].rank != kEmpty) i = (i + 1) & mask_;
+  entries_[i].rank = r;
+  ++used_;
+  return entries_[i].link;
+}
+
+void PeerTable::grow() {
+  std::vector<Entry> old = std::move(entries_);
+  entries_.assign(old.size() * 2, Entry{});
+  mask_ = static_cast<std::uint32_t>(entries_.size()) - 1;
+  --shift_;
+  for (const Entry& e : old) {
+    if (e.rank == kEmpty) continue;
+    std::uint32_t i = home(e.rank);
+    while (entries_[i].rank != kEmpty) i = (i + 1) & mask_;
+    entries_[i] = e;
+  }
+}
+
+}  // namespace rangecomm::detail
