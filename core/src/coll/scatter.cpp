@@ -48,9 +48,12 @@ void add_tree_root(Plan& s, const void* sendbuf, int sendcount, MPI_Datatype sen
 // its children the same way. As in the gather tree, a contiguous type's blocks are received
 // typed (a packed or typed message is received typed when the signatures match, MPI 3.1
 // section 4.2); any other type's as MPI_PACKED, since a type that overlaps itself may not be
-// received into, and the blocks must lie side by side.
-void add_tree_member(Plan& s, void* recvbuf, int recvcount, MPI_Datatype recvtype,
-                     MPI_Comm pack_comm, int root, int rank, int size) {
+// received into, and the blocks must lie side by side. The root sends them typed, so their
+// packed bytes are the bytes of their elements one block after another (as bcast takes them);
+// MPI_Pack_size is only an upper bound, and a block size taken from it cut the blocks at the
+// wrong places where it is larger (SimGrid's MPI gives a resized type's extent).
+void add_tree_member(Plan& s, void* recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                     int rank, int size) {
   int v = detail::relative(rank, root, size), rest = subtree_span(v, size) - 1;
   int parent = detail::absolute(v - lowest_bit(v, size), root, size);
   s.recv(recvbuf, recvcount, recvtype, parent);
@@ -61,8 +64,7 @@ void add_tree_member(Plan& s, void* recvbuf, int recvcount, MPI_Datatype recvtyp
   MPI_Datatype type = recvtype;
   MPI_Aint stride = recvcount * t.extent;
   if (!t.contiguous()) {
-    int block = 0;  // packed size of one block; the same for every block of this signature
-    MPI_Pack_size(recvcount, recvtype, pack_comm, &block);
+    int block = static_cast<int>(bytes_of(recvcount, recvtype));  // packed bytes of one block
     count = block;
     type = MPI_PACKED;
     stride = block;
@@ -122,8 +124,7 @@ int scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* rec
         add_tree_root(plan, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
                       s->size);
       else
-        add_tree_member(plan, recvbuf, recvcount, recvtype, s->channel->lane(0).comm, root, s->rank,
-                        s->size);
+        add_tree_member(plan, recvbuf, recvcount, recvtype, root, s->rank, s->size);
     } else {
       std::vector<int> counts, displs;
       if (is_root) {
