@@ -13,7 +13,7 @@
 #
 # --quick: up to 256 processes, Janus Quicksort up to 64. Janus Quicksort runs up to 256 by
 # default: every waiting process polls, and at a realistic poll cost the simulator spends its
-# wall time on those polls (64 processes: 12 s; 256: more than 12 minutes).
+# wall time on those polls (64 processes: 6-12 s; 256: more than 25 minutes).
 # The network is the paper's (SuperMUC: 0.75 us, 5 GB/s); --poll-cost is the simulated time of
 # a failed MPI_Iprobe or MPI_Test (measured here: 12-72 ns on Open MPI 4.1 and MPICH 4.0, so 5e-8
 # by default; SMPI's own default is far larger). --sensitivity adds runs at 64 processes with
