@@ -19,7 +19,7 @@ int PeerTable::dense_limit() {
 
 void PeerTable::make(int size) {
   if (size <= dense_limit()) {
-    entries_.assign(static_cast<std::size_t>(size > 0 ? size : 1), Entry{});
+    entries_.assign(static_cast<std::size_t>(size), Entry{});  // a communicator has a member
     mask_ = 0;
     return;
   }
@@ -31,10 +31,12 @@ void PeerTable::make(int size) {
 
 PeerLink& PeerTable::at(int r) {
   if (dense()) return entries_[static_cast<unsigned>(r)].link;
-  if (PeerLink* link = find(r)) return *link;
-  if (2 * (used_ + 1) > mask_ + 1) grow();  // at most half full: probes stay short
-  std::uint32_t i = home(r);
-  while (entries_[i].rank != kEmpty) i = (i + 1) & mask_;
+  std::uint32_t i = probe(r);
+  if (entries_[i].rank == r) return entries_[i].link;
+  if (2 * (used_ + 1) > mask_ + 1) {  // at most half full: probes stay short
+    grow();
+    i = probe(r);
+  }
   entries_[i].rank = r;
   ++used_;
   return entries_[i].link;
@@ -45,12 +47,8 @@ void PeerTable::grow() {
   entries_.assign(old.size() * 2, Entry{});
   mask_ = static_cast<std::uint32_t>(entries_.size()) - 1;
   --shift_;
-  for (const Entry& e : old) {
-    if (e.rank == kEmpty) continue;
-    std::uint32_t i = home(e.rank);
-    while (entries_[i].rank != kEmpty) i = (i + 1) & mask_;
-    entries_[i] = e;
-  }
+  for (const Entry& e : old)
+    if (e.rank != kEmpty) entries_[probe(e.rank)] = e;
 }
 
 }  // namespace rangecomm::detail

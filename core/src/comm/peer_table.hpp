@@ -30,11 +30,8 @@ class PeerTable {
   // The entry of rank r, or nullptr while it has none (a made dense table has every rank's).
   const PeerLink* find(int r) const {
     if (dense()) return entries_.empty() ? nullptr : &entries_[static_cast<unsigned>(r)].link;
-    for (std::uint32_t i = home(r);; i = (i + 1) & mask_) {
-      const Entry& e = entries_[i];
-      if (e.rank == r) return &e.link;
-      if (e.rank == kEmpty) return nullptr;
-    }
+    const Entry& e = entries_[probe(r)];
+    return e.rank == r ? &e.link : nullptr;
   }
   PeerLink* find(int r) {
     return const_cast<PeerLink*>(static_cast<const PeerTable*>(this)->find(r));
@@ -55,6 +52,12 @@ class PeerTable {
   bool dense() const { return mask_ == 0; }
   std::uint32_t home(int r) const {
     return (static_cast<std::uint32_t>(r) * 0x9E3779B1u) >> shift_;  // Fibonacci hashing
+  }
+  // The open table's index of rank r, or of the empty entry where r would go.
+  std::uint32_t probe(int r) const {
+    std::uint32_t i = home(r);
+    while (entries_[i].rank != r && entries_[i].rank != kEmpty) i = (i + 1) & mask_;
+    return i;
   }
   void grow();
 
