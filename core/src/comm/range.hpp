@@ -137,13 +137,13 @@ struct RecyclingAllocator {
   RecyclingAllocator(const RecyclingAllocator<U>&) noexcept {}
 
   T* allocate(std::size_t n) {
-    if (n == 1 && g_recycle_range_states && stack().count > 0)
-      return static_cast<T*>(stack().blocks[--stack().count]);
+    if (n == 1 && g_recycle_range_states && stack_.count > 0)
+      return static_cast<T*>(stack_.blocks[--stack_.count]);
     return static_cast<T*>(::operator new(n * sizeof(T)));
   }
   void deallocate(T* p, std::size_t n) noexcept {
-    if (n == 1 && g_recycle_range_states && stack().count < Stack::kCapacity) {
-      stack().blocks[stack().count++] = p;
+    if (n == 1 && g_recycle_range_states && stack_.count < Stack::kCapacity) {
+      stack_.blocks[stack_.count++] = p;
       return;
     }
     ::operator delete(p);
@@ -159,10 +159,9 @@ struct RecyclingAllocator {
     void* blocks[kCapacity];
     std::size_t count;
   };
-  static Stack& stack() {
-    static Stack* s = new Stack{};  // never destroyed (see above)
-    return *s;
-  }
+  // Constant-initialised and trivially destructible: there before any constructor runs, still
+  // there after every destructor, with no guard to check on each use (see above).
+  static inline Stack stack_{};
 };
 
 // A new, empty range state.

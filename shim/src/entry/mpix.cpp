@@ -89,28 +89,28 @@ bool as_range(const std::vector<int>& ranks, int* first, int* last, int* stride)
 }
 
 namespace {
-// The parent a local creation derives from: the communicator's own identity when it has one
-// (a library communicator, the world, a real communicator's mirror, which the acceleration
+// Makes *p the parent a local creation derives from: the communicator's own identity when it has
+// one (a library communicator, the world, a real communicator's mirror, which the acceleration
 // modes give it at its first collective creation), so that creations from different parents
 // with the same members stay apart. A real communicator without one makes its ranges and
 // groups as ranges and groups of the world (docs/tag-layout.md, "Creations an unmodified
 // program makes").
-RangeParent identity_parent(const RangeParent& p) {
-  if (p.self == nullptr || p.self == p.range) return p;
+void use_own_identity(RangeParent* p) {
+  if (p->self == nullptr || p->self == p->range) return;
   RangeParent own;
-  own.range = own.self = p.self;
-  own.size = p.size;
-  own.rank = p.rank;
-  return own;
+  own.range = own.self = p->self;
+  own.size = p->size;
+  own.rank = p->rank;
+  *p = own;
 }
 }  // namespace
 
 // A range of comm made locally (MPIX_Comm_create_range, range groups of create_group).
 int create_range(MPI_Comm comm, int first, int last, int stride, const char* fn,
                  MPI_Comm* newcomm) {
-  RangeParent real;
-  if (int rc = parent_of(comm, fn, &real)) return rc;
-  const RangeParent p = identity_parent(real);
+  RangeParent p;
+  if (int rc = parent_of(comm, fn, &p)) return rc;
+  use_own_identity(&p);
   rangecomm::Comm r;
   if (int rc = split_parent(comm, p, first, last, stride, 1, &r)) return rc;
   if (r.is_null()) {
@@ -122,9 +122,9 @@ int create_range(MPI_Comm comm, int first, int last, int stride, const char* fn,
 
 namespace {
 
-int start_group_creation(MPI_Comm comm, const RangeParent& real, const std::vector<int>& ranks,
-                         int tag, MPI_Comm* newcomm, MPI_Request* request) {
-  const RangeParent p = identity_parent(real);
+int start_group_creation(MPI_Comm comm, RangeParent p, const std::vector<int>& ranks, int tag,
+                         MPI_Comm* newcomm, MPI_Request* request) {
+  use_own_identity(&p);
   std::vector<int> members(ranks.size());  // as ranks of p's range
   for (size_t i = 0; i < ranks.size(); ++i) members[i] = p.in_range(ranks[i]);
   if (int rc = new_pending_comm(inherited_errhandler(comm), newcomm, comm)) return rc;

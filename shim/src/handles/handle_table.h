@@ -2,9 +2,8 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <memory>
-#include <optional>
+#include <new>
 #include <vector>
 
 namespace rcshim {
@@ -33,14 +32,13 @@ class FakeHandleTable {
   std::uint32_t allocate() {
     std::uint32_t idx;
     if (free_.size() > quarantine_ || (next_ > max_index_ && !free_.empty())) {
-      idx = free_.front();
-      free_.pop_front();
+      idx = free_.pop();
     } else {
       if (next_ > max_index_) return 0;
       idx = next_++;
       if ((idx >> chunk_bits) >= chunks_.size()) chunks_.emplace_back(new Slot[chunk_size]);
     }
-    slot(idx).emplace();
+    slot(idx).make();
     ++live_;
     return idx;
   }
@@ -48,15 +46,13 @@ class FakeHandleTable {
   // The live entry at idx, or null for an index that was never handed out or was freed.
   Entry* find(std::uint32_t idx) {
     if (idx == 0 || idx >= next_) return nullptr;
-    auto& s = slot(idx);
-    return s ? &*s : nullptr;
+    return slot(idx).get();
   }
 
   void release(std::uint32_t idx) {
-    Entry* e = find(idx);
-    if (e == nullptr) return;
-    slot(idx).reset();
-    free_.push_back(idx);
+    if (find(idx) == nullptr) return;
+    slot(idx).destroy();
+    free_.push(idx);
     --live_;
   }
 
@@ -68,17 +64,69 @@ class FakeHandleTable {
   template <class F>
   void for_each(F f) {
     for (std::uint32_t i = 1; i < next_; ++i)
-      if (auto& s = slot(i)) f(i, *s);
+      if (Entry* e = slot(i).get()) f(i, *e);
   }
 
  private:
-  using Slot = std::optional<Entry>;
+  // An entry's storage. The entry is default-initialised in place: its members carry their
+  // own initialisers, and value-initialisation (what std::optional::emplace() does) would
+  // first zero the whole object, a measurable part of a range's creation.
+  class Slot {
+   public:
+    Slot() = default;
+    Slot(const Slot&) = delete;
+    Slot& operator=(const Slot&) = delete;
+    ~Slot() { destroy(); }
+    void make() {
+      ::new (static_cast<void*>(bytes_)) Entry;
+      live_ = true;
+    }
+    void destroy() {
+      if (!live_) return;
+      get()->~Entry();
+      live_ = false;
+    }
+    Entry* get() { return live_ ? std::launder(reinterpret_cast<Entry*>(bytes_)) : nullptr; }
+
+   private:
+    alignas(Entry) unsigned char bytes_[sizeof(Entry)];
+    bool live_ = false;
+  };
+
+  // Freed indices, oldest first: a ring that doubles when full.
+  class FreeList {
+   public:
+    std::size_t size() const { return count_; }
+    bool empty() const { return count_ == 0; }
+    void push(std::uint32_t idx) {
+      if (count_ == ring_.size()) grow();
+      ring_[(head_ + count_) & (ring_.size() - 1)] = idx;
+      ++count_;
+    }
+    std::uint32_t pop() {  // not empty
+      std::uint32_t idx = ring_[head_];
+      head_ = (head_ + 1) & (ring_.size() - 1);
+      --count_;
+      return idx;
+    }
+
+   private:
+    void grow() {
+      std::vector<std::uint32_t> bigger(ring_.empty() ? 64 : 2 * ring_.size());
+      for (std::size_t i = 0; i < count_; ++i) bigger[i] = ring_[(head_ + i) & (ring_.size() - 1)];
+      ring_.swap(bigger);
+      head_ = 0;
+    }
+    std::vector<std::uint32_t> ring_;  // size a power of two (or 0)
+    std::size_t head_ = 0, count_ = 0;
+  };
+
   static constexpr unsigned chunk_bits = 10;
   static constexpr std::uint32_t chunk_size = 1u << chunk_bits;
   Slot& slot(std::uint32_t idx) { return chunks_[idx >> chunk_bits][idx & (chunk_size - 1)]; }
 
   std::vector<std::unique_ptr<Slot[]>> chunks_;
-  std::deque<std::uint32_t> free_;
+  FreeList free_;
   std::uint32_t next_ = 1;
   std::uint32_t max_index_;
   std::size_t quarantine_;

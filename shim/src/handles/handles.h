@@ -115,7 +115,7 @@ int get_request(MPI_Request h, const char* fn, FakeRequest** out);
 
 // Registers a new range communicator; *out is its fake handle. It inherits errhandler. When
 // the table is full, MPI_ERR_INTERN is raised on parent (the communicator it is made from).
-int new_comm(rangecomm::Comm range, MPI_Errhandler errhandler, MPI_Comm* out, MPI_Comm parent);
+int new_comm(rangecomm::Comm&& range, MPI_Errhandler errhandler, MPI_Comm* out, MPI_Comm parent);
 // Entry and handle for an MPI_Comm_idup whose range comes later (range stays null).
 int new_pending_comm(MPI_Errhandler errhandler, MPI_Comm* out, MPI_Comm parent);
 // Releases everything a fake communicator holds (attributes are deleted by the caller first).

@@ -70,7 +70,7 @@ int new_pending_comm(MPI_Errhandler errhandler, MPI_Comm* out, MPI_Comm parent) 
   return MPI_SUCCESS;
 }
 
-int new_comm(rangecomm::Comm range, MPI_Errhandler errhandler, MPI_Comm* out, MPI_Comm parent) {
+int new_comm(rangecomm::Comm&& range, MPI_Errhandler errhandler, MPI_Comm* out, MPI_Comm parent) {
   int rc = new_pending_comm(errhandler, out, parent);
   if (rc == MPI_SUCCESS) find_comm(*out)->range = std::move(range);
   return rc;
@@ -79,8 +79,8 @@ int new_comm(rangecomm::Comm range, MPI_Errhandler errhandler, MPI_Comm* out, MP
 void release_comm(MPI_Comm h) {
   FakeComm* c = find_comm(h);
   if (c == nullptr) return;
-  drop_fallback(*c);
-  set_hints(*c, MPI_INFO_NULL);
+  if (c->real != MPI_COMM_NULL) drop_fallback(*c);
+  if (c->info != MPI_INFO_NULL) set_hints(*c, MPI_INFO_NULL);
   release_errhandler(c->errhandler);
   comm_table().release(rc_fake_comm_index(h));
 }

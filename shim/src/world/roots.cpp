@@ -27,6 +27,7 @@ namespace {
 struct World {
   bool thread_multiple = false;
   rangecomm::Comm range;
+  RangeParent parent;  // MPI_COMM_WORLD as a parent (its range's own), while range is not null
   MPI_Comm fallback = MPI_COMM_NULL, groups = MPI_COMM_NULL;
   int map_keyval = MPI_KEYVAL_INVALID;  // caches a real communicator's map on it
 } g_world;
@@ -115,6 +116,10 @@ MPI_Comm fallback_channel() { return g_world.fallback; }
 MPI_Comm group_channel() { return g_world.groups; }
 
 int parent_of(MPI_Comm comm, const char* fn, RangeParent* out) {
+  if (comm == MPI_COMM_WORLD && g_world.parent.range != nullptr) {  // the common parent
+    *out = g_world.parent;
+    return MPI_SUCCESS;
+  }
   if (comm == MPI_COMM_NULL)
     return raise_error(MPI_COMM_WORLD, MPI_ERR_COMM, "%s: MPI_COMM_NULL", fn);
   if (!rc_is_fake_comm(comm)) return real_parent(comm, fn, out);
@@ -133,9 +138,7 @@ bool mapped_parent(MPI_Comm real, RangeParent* out) {
   out->self = nullptr;
   out->map = nullptr;
   if (real == MPI_COMM_WORLD) {
-    out->self = &g_world.range;
-    out->first = 0, out->stride = 1, out->size = g_world.range.size();
-    out->rank = g_world.range.rank();
+    *out = g_world.parent;
     return true;
   }
   int inter = 0;
@@ -225,6 +228,10 @@ int attach_roots(bool thread_multiple) {
   g_world.thread_multiple = thread_multiple;
   int rc = rangecomm::Create_Comm(MPI_COMM_WORLD, &g_world.range);
   if (rc != MPI_SUCCESS) return rc;
+  RangeParent& world = g_world.parent;
+  world.range = world.self = &g_world.range;
+  world.size = g_world.range.size();
+  world.rank = g_world.range.rank();
   g_world.fallback = private_copy("rangecomm fallback channel", 1);
   g_world.groups = private_copy("rangecomm group channel", 2);
   MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_map, &g_world.map_keyval, nullptr);
@@ -234,6 +241,7 @@ int attach_roots(bool thread_multiple) {
 void detach_roots() {
   for (AffineMap* m : g_mirrored) m->mirror = rangecomm::Comm();
   g_mirrored.clear();
+  g_world.parent = RangeParent();
   g_world.range = rangecomm::Comm();
   if (g_world.fallback != MPI_COMM_NULL) MPI_Comm_free(&g_world.fallback);
   if (g_world.groups != MPI_COMM_NULL) MPI_Comm_free(&g_world.groups);
