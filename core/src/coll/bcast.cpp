@@ -134,22 +134,33 @@ void as_bytes(detail::Plan& s, void* buf, int count, MPI_Datatype type, int byte
   if (!contiguous && rank != root) s.copy(raw, bytes, MPI_PACKED, buf, count, type);
 }
 
+// Up to this size a blocking binomial broadcast goes straight through MPI when it can
+// (direct_tree_bcast): one message per tree edge, sent eagerly by both MPIs.
+constexpr long long kDirectBytes = 256;
+
 enum class Algorithm { binomial, flat, chain };
 constexpr const char* kNames[] = {"binomial", "flat", "chain"};
 detail::Forced forced{"BCAST", kNames};
 
-// The chain cuts the message's bytes into segments, so it needs them to fit an int; the others
-// take any message.
-Algorithm choose(const detail::RangeState& s, long long bytes) {
+// The algorithm for a broadcast of `bytes`, and the bytes its cuts are made at: a binomial
+// tree's pieces (0: one message per tree edge), a chain's segments. The chain cuts the
+// message's bytes into segments, so it needs them to fit an int; the others take any message.
+struct Choice {
+  Algorithm algorithm;
+  int cut_bytes;
+};
+Choice choose(const detail::RangeState& s, long long bytes) {
   const bool tree = bytes < tune::bcast_pipeline_bytes() || s.size == 2;
+  const int piece = bcast_piece_bytes(bytes);
   Algorithm chosen = Algorithm::chain;
   if (tree)
-    chosen = bcast_piece_bytes(bytes) == 0 && flat_bcast(s, bytes) ? Algorithm::flat
-                                                                   : Algorithm::binomial;
+    chosen = piece == 0 && flat_bcast(s, bytes) ? Algorithm::flat : Algorithm::binomial;
   else if (bytes > INT_MAX)
     chosen = Algorithm::binomial;
   auto fits = [&](Algorithm a) { return a != Algorithm::chain || bytes <= INT_MAX; };
-  return detail::select(forced, fits, chosen);
+  Algorithm a = detail::select(forced, fits, chosen);
+  int cut = a == Algorithm::binomial ? piece : a == Algorithm::chain ? bcast_segment_bytes() : 0;
+  return {a, cut};
 }
 
 int bcast(void* buf, int count, MPI_Datatype type, int root, const Comm& comm, Request* request,
@@ -159,26 +170,28 @@ int bcast(void* buf, int count, MPI_Datatype type, int root, const Comm& comm, R
   if (rc == MPI_SUCCESS) rc = detail::check_root(*s, root, fn);
   if (rc == MPI_SUCCESS) rc = detail::check_buffer(*s, count, type, fn);
   if (rc != MPI_SUCCESS) return rc;
+  if (count == 0 || s->size == 1) return detail::run(comm, request, [](detail::Plan&) {});
+  const long long bytes = detail::bytes_of(count, type);
+  const Choice choice = choose(*s, bytes);
+  const bool one_message = choice.algorithm == Algorithm::binomial && choice.cut_bytes == 0;
+  if (request == nullptr && one_message && bytes <= kDirectBytes &&
+      detail::direct_tree_bcast(*s, buf, count, type, root, &rc))
+    return detail::runner_result(comm, rc);
   return detail::run(comm, request, [&](detail::Plan& plan) {
-    long long bytes = detail::bytes_of(count, type);
-    if (count == 0 || s->size == 1) return;
-    Algorithm algorithm = choose(*s, bytes);
-    if (algorithm == Algorithm::flat) {
+    if (choice.algorithm == Algorithm::flat) {
       add_flat_bcast(plan, buf, count, type, root, s->rank, s->size);
       return;
     }
-    bool tree = algorithm == Algorithm::binomial;
-    int cut_bytes = tree ? bcast_piece_bytes(bytes) : bcast_segment_bytes();  // piece or segment
-    if (tree && (cut_bytes == 0 || bytes > INT_MAX)) {
+    if (one_message || (choice.algorithm == Algorithm::binomial && bytes > INT_MAX)) {
       detail::add_bcast(plan, buf, count, type, root, s->rank, s->size);
       return;
     }
     as_bytes(plan, buf, count, type, static_cast<int>(bytes), root, s->rank, [&](void* raw) {
       int n = static_cast<int>(bytes);
-      if (tree)
-        detail::add_bcast(plan, raw, n, MPI_PACKED, root, s->rank, s->size, cut_bytes);
+      if (choice.algorithm == Algorithm::binomial)
+        detail::add_bcast(plan, raw, n, MPI_PACKED, root, s->rank, s->size, choice.cut_bytes);
       else
-        detail::add_chain_bcast(plan, raw, n, MPI_PACKED, root, s->rank, s->size, cut_bytes);
+        detail::add_chain_bcast(plan, raw, n, MPI_PACKED, root, s->rank, s->size, choice.cut_bytes);
     });
   });
 }

@@ -178,6 +178,48 @@ void add_bcast(Plan& s, void* buf, int count, MPI_Datatype type, int root, int r
   }
 }
 
+bool direct_tree_bcast(RangeState& s, void* buf, int count, MPI_Datatype type, int root, int* rc) {
+  if (!Runner::available() || !s.channel->parked().empty()) return false;
+  const int size = s.size;
+  const int v = relative(s.rank, root, size);
+  const int seq = peek_collective_seq(s);  // taken below, once nothing can fall back
+  int top = 1;  // v's lowest bit; for the root the power of two that covers the range
+  if (v != 0)
+    top = v & -v;
+  else
+    while (top < size) top <<= 1;
+  MPI_Comm recv_lane = MPI_COMM_NULL;
+  int recv_tag = 0;
+  if (v != 0) {
+    int slot = peer_slot(s, absolute(v - top, root, size));
+    if (slot < 0) return false;
+    receive_envelope(s, slot, TagLayout::collective, seq, &recv_lane, &recv_tag);
+  }
+  // The children v + m for powers of two m below v's lowest bit, farthest first (as add_bcast).
+  MPI_Comm send_lane = MPI_COMM_NULL;
+  int send_tag[32];
+  int children = 0;
+  for (int m = top; (m >>= 1) > 0;) {
+    if (v + m >= size) continue;
+    if (!fast_send_envelope(s, absolute(v + m, root, size), TagLayout::collective, seq, &send_lane,
+                            &send_tag[children]))
+      return false;
+    ++children;
+  }
+  next_collective_seq(s);
+  *rc = MPI_SUCCESS;
+  if (v != 0)
+    *rc = MPI_Recv(buf, count, type, s.to_root(absolute(v - top, root, size)), recv_tag, recv_lane,
+                   MPI_STATUS_IGNORE);
+  int k = 0;
+  for (int m = top; *rc == MPI_SUCCESS && (m >>= 1) > 0;) {
+    if (v + m >= size) continue;
+    *rc = MPI_Send(buf, count, type, s.to_root(absolute(v + m, root, size)), send_tag[k++],
+                   send_lane);
+  }
+  return true;
+}
+
 ExchangeParts& exchange_parts(int size) {
   static ExchangeParts& parts = *new ExchangeParts;  // never destroyed: usable at exit
   parts.sends.resize(size);

@@ -119,6 +119,15 @@ inline int subtree_span(int v, int size) { return std::min(lowest_bit(v, size), 
 inline int relative(int rank, int root, int size) { return (rank - root + size) % size; }
 inline int absolute(int rel, int root, int size) { return (rel + root) % size; }
 
+// A blocking binomial-tree broadcast of one message per tree edge, straight through MPI's
+// blocking calls without a plan (the fixed cost of a small broadcast is what remains around
+// MPI's own). Only when it can go the whole way: a Runner would be available, and the message
+// from the parent and those to the children need no binding or header and find no message
+// taken out of MPI before them. Then *rc is its result (not yet raised) and the answer true;
+// otherwise it does nothing and says false, and the caller runs the general plan. The sends go
+// one after another, each blocking: a child's receive waits for nothing but its parent.
+bool direct_tree_bcast(RangeState& s, void* buf, int count, MPI_Datatype type, int root, int* rc);
+
 // Appends a binomial-tree broadcast of buf from root; with piece_count > 0 every tree edge
 // carries the message in pieces of piece_count elements.
 void add_bcast(Plan& s, void* buf, int count, MPI_Datatype type, int root, int rank, int size,

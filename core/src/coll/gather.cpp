@@ -7,7 +7,9 @@
 // off the root, and a typed message may be received as MPI_PACKED, a packed one with any type of
 // the same signature. Only the root receives typed data; a subtree whose blocks wrap past the
 // last rank reaches the root as two messages, so that each lands in one stretch of recvbuf.
+#include <algorithm>
 #include <climits>
+#include <cstring>
 #include <vector>
 
 #include "coll/common.hpp"
@@ -87,6 +89,78 @@ void add_tree_member(Plan& s, const void* sendbuf, int sendcount, MPI_Datatype s
   if (head < span) s.send(at(head), (span - head) * count, type, parent);
 }
 
+// Up to this total a blocking binomial gather goes straight through MPI when it can
+// (direct_tree_gather), in messages both MPIs send eagerly.
+constexpr long long kDirectBytes = 256;
+
+// The binomial gather of add_tree_root and add_tree_member (the same messages, tags and
+// buffers), through MPI's blocking calls without a plan; for a total of at most kDirectBytes,
+// whose intermediates' blocks (a predefined contiguous type) fit on the stack. Only when it can
+// go the whole way: a Runner would be available, and no message needs a binding or a header
+// or finds a message taken out of MPI before it. Then *rc is its result (not yet raised) and
+// the answer true; otherwise it does nothing and says false. A process receives its children's
+// subtrees one after another: a child's send waits for nothing but its own subtree.
+bool direct_tree_gather(detail::RangeState& s, const void* sendbuf, int sendcount,
+                        MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                        int root, int* rc) {
+  using detail::absolute;
+  if (!detail::Runner::available() || !s.channel->parked().empty()) return false;
+  const int size = s.size, v = detail::relative(s.rank, root, size);
+  const int span = subtree_span(v, size), parent = absolute(v - lowest_bit(v, size), root, size);
+  const detail::TypeFacts t = detail::type_facts(sendtype);
+  if (v != 0 && span > 1 && !(t.predefined && t.contiguous())) return false;
+  const int seq = detail::peek_collective_seq(s);
+  MPI_Comm lanes[32];  // from each child, nearest first
+  int tags[32], children = 0;
+  for (int m = 1; m < lowest_bit(v, size) && v + m < size; m <<= 1, ++children) {
+    int slot = detail::peer_slot(s, absolute(v + m, root, size));
+    if (slot < 0) return false;
+    detail::receive_envelope(s, slot, detail::TagLayout::collective, seq, &lanes[children],
+                             &tags[children]);
+  }
+  MPI_Comm up_lane = MPI_COMM_NULL;
+  int up_tag = 0;
+  if (v != 0 &&
+      !detail::fast_send_envelope(s, parent, detail::TagLayout::collective, seq, &up_lane, &up_tag))
+    return false;
+  detail::next_collective_seq(s);
+  *rc = MPI_SUCCESS;
+  auto receive = [&](int k, void* buf, int count, MPI_Datatype type) {
+    if (*rc == MPI_SUCCESS)
+      *rc = MPI_Recv(buf, count, type, s.to_root(absolute(v + (1 << k), root, size)), tags[k],
+                     lanes[k], MPI_STATUS_IGNORE);
+  };
+  if (v == 0) {  // into recvbuf, each subtree split where it wraps past the last rank
+    if (sendbuf != MPI_IN_PLACE)
+      *rc = detail::local_copy(sendbuf, sendcount, sendtype,
+                               block_at(recvbuf, 1LL * root * recvcount, recvtype), recvcount,
+                               recvtype);
+    for (int k = 0; k < children; ++k) {
+      int first = (root + (1 << k)) % size, child_span = subtree_span(1 << k, size);
+      int head = std::min(child_span, size - first);
+      receive(k, block_at(recvbuf, 1LL * first * recvcount, recvtype), head * recvcount, recvtype);
+      if (head < child_span) receive(k, recvbuf, (child_span - head) * recvcount, recvtype);
+    }
+    return true;
+  }
+  const int to = s.to_root(parent);
+  if (span == 1) {
+    *rc = MPI_Send(sendbuf, sendcount, sendtype, to, up_tag, up_lane);
+    return true;
+  }
+  unsigned char blocks[kDirectBytes];  // this subtree's blocks, own first
+  const MPI_Aint block = sendcount * t.extent;
+  std::memcpy(blocks, sendbuf, static_cast<size_t>(block));
+  for (int k = 0; k < children; ++k)
+    receive(k, blocks + (1 << k) * block, subtree_span(v + (1 << k), size) * sendcount, sendtype);
+  int first = absolute(v, root, size);
+  int head = parent == root ? std::min(span, size - first) : span;  // blocks before the wrap
+  if (*rc == MPI_SUCCESS) *rc = MPI_Send(blocks, head * sendcount, sendtype, to, up_tag, up_lane);
+  if (*rc == MPI_SUCCESS && head < span)
+    *rc = MPI_Send(blocks + head * block, (span - head) * sendcount, sendtype, to, up_tag, up_lane);
+  return true;
+}
+
 void add_linear(Plan& s, const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                 const int* recvcounts, const int* displs, MPI_Datatype recvtype, int root, int rank,
                 int size) {
@@ -118,11 +192,15 @@ int gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recv
   // Every process sees the same block size: equal type signatures.
   long long block = is_root ? bytes_of(recvcount, recvtype) : bytes_of(sendcount, sendtype);
   long long total = block * s->size;
+  const bool tree = block > 0 && detail::choose_rooted(forced, total, tune::gather_short_bytes()) ==
+                                     detail::RootedAlgorithm::binomial;
+  if (request == nullptr && tree && total <= kDirectBytes &&
+      direct_tree_gather(*s, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &rc))
+    return detail::runner_result(comm, rc);
   return detail::run(comm, request, [&](detail::Plan& plan) {
     if (block == 0) {
       // nothing to move
-    } else if (detail::choose_rooted(forced, total, tune::gather_short_bytes()) ==
-               detail::RootedAlgorithm::binomial) {
+    } else if (tree) {
       if (is_root)
         add_tree_root(plan, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
                       s->size);

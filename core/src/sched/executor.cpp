@@ -32,7 +32,9 @@ int local_copy(const void* in, int in_count, MPI_Datatype in_type, void* out, in
 }
 
 int next_collective_seq(RangeState& range) {
-  return static_cast<int>(range.coll_seq++ & TagLayout::max_payload);
+  int seq = peek_collective_seq(range);
+  ++range.coll_seq;
+  return seq;
 }
 
 namespace {

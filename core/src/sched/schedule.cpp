@@ -9,13 +9,6 @@
 
 namespace rangecomm::detail {
 
-Step send_step(const void* buf, int count, MPI_Datatype type, int peer) {
-  return {Step::Kind::send, peer, buf, nullptr, count, type, 0, MPI_DATATYPE_NULL, MPI_OP_NULL};
-}
-Step recv_step(void* buf, int count, MPI_Datatype type, int peer) {
-  return {Step::Kind::recv, peer, nullptr, buf, count, type, 0, MPI_DATATYPE_NULL, MPI_OP_NULL};
-}
-
 void Schedule::send(const void* buf, int count, MPI_Datatype type, int peer) {
   steps_.push_back(send_step(buf, count, type, peer));
 }

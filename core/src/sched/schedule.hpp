@@ -30,9 +30,14 @@ struct Step {
   MPI_Op op;              // reduce: out = in op out
 };
 
-// A send or receive step (for Schedule and Runner alike).
-Step send_step(const void* buf, int count, MPI_Datatype type, int peer);
-Step recv_step(void* buf, int count, MPI_Datatype type, int peer);
+// A send or receive step (for Schedule and Runner alike). Inline, so that a step is built where
+// it is stored instead of returned through memory and copied from there.
+inline Step send_step(const void* buf, int count, MPI_Datatype type, int peer) {
+  return {Step::Kind::send, peer, buf, nullptr, count, type, 0, MPI_DATATYPE_NULL, MPI_OP_NULL};
+}
+inline Step recv_step(void* buf, int count, MPI_Datatype type, int peer) {
+  return {Step::Kind::recv, peer, nullptr, buf, count, type, 0, MPI_DATATYPE_NULL, MPI_OP_NULL};
+}
 
 // What a collective's algorithm writes: steps grouped into rounds. A round starts when
 // everything of the previous round has completed; it runs its local steps first, in order, then
@@ -179,6 +184,10 @@ bool start_single_native(RangeState& range, Schedule& schedule, MPI_Request* nat
 // The next collective sequence number of a range (every member calls collectives in the same
 // order, so they agree without talking).
 int next_collective_seq(RangeState& range);
+// The number next_collective_seq will give, without taking it.
+inline int peek_collective_seq(const RangeState& range) {
+  return static_cast<int>(range.coll_seq & TagLayout::max_payload);
+}
 
 // Copies count elements of in_type at in to out_count elements of out_type at out (equal type
 // signatures); a plain memcpy when both are the same contiguous type.
