@@ -259,12 +259,15 @@ class CollectiveOp final : public Operation {
   int start_round(size_t r);
   void fail(int rc);
 
+  // The round's posted requests and its receives waiting for their sender's binding, kept in
+  // the schedule (valid until it is released at completion).
+  std::vector<MPI_Request>& requests() { return schedule_->requests(); }
+  std::vector<const Step*>& deferred() { return schedule_->deferred(); }
+
   std::shared_ptr<RangeState> range_;
   SchedulePtr schedule_;
   int seq_;
   size_t next_round_ = 0;
-  std::vector<MPI_Request> requests_;
-  std::vector<const Step*> deferred_;  // receives waiting for their sender's binding
   bool done_ = false;
   int rc_ = MPI_SUCCESS;
 };
@@ -286,25 +289,25 @@ void CollectiveOp::leave_running() {
 
 bool CollectiveOp::advance() {
   while (!done_) {
-    if (!deferred_.empty()) {
+    if (!deferred().empty()) {
       poll_range_lane(*range_);
-      if (int rc = post_deferred(*range_, seq_, &requests_, &deferred_)) {
+      if (int rc = post_deferred(*range_, seq_, &requests(), &deferred())) {
         fail(rc);
         break;
       }
     }
-    if (!requests_.empty()) {
+    if (!requests().empty()) {
       int flag = 0;
-      int rc = MPI_Testall(static_cast<int>(requests_.size()), requests_.data(), &flag,
+      int rc = MPI_Testall(static_cast<int>(requests().size()), requests().data(), &flag,
                            MPI_STATUSES_IGNORE);
       if (rc != MPI_SUCCESS) {
         fail(rc);
         break;
       }
       if (!flag) return false;
-      requests_.clear();
+      requests().clear();
     }
-    if (!deferred_.empty()) return false;
+    if (!deferred().empty()) return false;
     if (next_round_ == schedule_->rounds()) {
       done_ = true;
       break;
@@ -322,15 +325,15 @@ bool CollectiveOp::advance() {
 // Ends the collective with an error: whatever is still posted is cancelled and released, so
 // nothing of it lingers in MPI.
 void CollectiveOp::fail(int rc) {
-  release_posted(&requests_);
-  drop_deferred(*range_, &deferred_);
+  release_posted(&requests());
+  drop_deferred(*range_, &deferred());
   rc_ = rc;
   done_ = true;
 }
 
 int CollectiveOp::start_round(size_t r) {
-  rc_ = post_round(schedule_->round_begin(r), schedule_->round_end(r), *range_, seq_, &requests_,
-                   &deferred_);
+  rc_ = post_round(schedule_->round_begin(r), schedule_->round_end(r), *range_, seq_, &requests(),
+                   &deferred());
   return rc_;
 }
 
@@ -343,7 +346,7 @@ bool start_single_native(RangeState& range, Schedule& schedule, MPI_Request* nat
   const Step& s = *schedule.round_begin(0);
   if (s.kind != Step::Kind::send && s.kind != Step::Kind::recv) return false;
   // The sequence number next_collective_seq gives, taken only once the step is posted.
-  const int seq = static_cast<int>(range.coll_seq & TagLayout::max_payload);
+  const int seq = peek_collective_seq(range);
   *native = MPI_REQUEST_NULL;  // stays null for a message already taken in or sent
   *is_recv = s.kind == Step::Kind::recv;
   if (*is_recv) {

@@ -87,6 +87,8 @@ void Schedule::reset() {
   held_ops_.clear();
   steps_.clear();
   round_ends_.clear();
+  requests_.clear();
+  deferred_.clear();
   scratch_.release();
 }
 

@@ -112,6 +112,12 @@ class Schedule final : public Plan {
   // Bytes of scratch memory the schedule keeps (in use or not).
   size_t scratch_capacity() const { return scratch_.capacity(); }
 
+  // The working space of a run (the engine's): the current round's posted requests and its
+  // receives waiting for a binding. Kept with the pooled schedule, so that running a warm
+  // nonblocking collective allocates none; empty whenever the schedule is not running.
+  std::vector<MPI_Request>& requests() { return requests_; }
+  std::vector<const Step*>& deferred() { return deferred_; }
+
   size_t rounds() const { return round_ends_.size(); }
   // Steps of round r: [begin, end).
   const Step* round_begin(size_t r) const { return steps_.data() + (r ? round_ends_[r - 1] : 0); }
@@ -124,6 +130,8 @@ class Schedule final : public Plan {
   ScratchBlocks scratch_;
   std::vector<std::pair<MPI_Datatype, MPI_Datatype>> held_;  // (user's type, our duplicate)
   std::vector<MPI_Op> held_ops_;
+  std::vector<MPI_Request> requests_;
+  std::vector<const Step*> deferred_;
 };
 
 // Carries out a blocking collective as its algorithm writes it: local steps at once, a round's
