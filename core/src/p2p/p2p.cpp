@@ -110,6 +110,7 @@ int send(const void* buf, int count, MPI_Datatype type, int dest, int tag, const
 bool receive_taken(const std::shared_ptr<RangeState>& sp, void* buf, int count, MPI_Datatype type,
                    int source, int tag, Request* request, int* rc) {
   RangeState& s = *sp;
+  if (s.channel->parked().empty() && !s.match) return false;  // the common case, at once
   if (source != s.rank) {
     int root_source = source == MPI_ANY_SOURCE ? MPI_ANY_SOURCE : s.to_root(source);
     detail::Parked p;
@@ -173,11 +174,11 @@ int irecv(void* buf, int count, MPI_Datatype type, int source, int tag, const Co
   int wtag;
   detail::receive_envelope(*s, slot, TagLayout::p2p, tag, &lane, &wtag);
   if (blocking && !detail::engine_busy()) {
-    MPI_Status st;
-    rc = MPI_Recv(buf, count, type, s->to_root(source), wtag, lane, &st);
-    st.MPI_SOURCE = source;
-    st.MPI_TAG = tag;
-    if (status != MPI_STATUS_IGNORE) *status = st;
+    rc = MPI_Recv(buf, count, type, s->to_root(source), wtag, lane, status);
+    if (status != MPI_STATUS_IGNORE) {  // the range's numbering, not the lane's
+      status->MPI_SOURCE = source;
+      status->MPI_TAG = tag;
+    }
     return detail::raise_mpi(s->errcomm(), rc, fn);
   }
   MPI_Request native;
