@@ -4,6 +4,7 @@
 #include "sched/schedule.hpp"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 
 #include "engine/progress.hpp"
@@ -229,10 +230,35 @@ void release_posted(std::vector<MPI_Request>* requests) {
 namespace {
 
 // A running schedule. Advanced by test() on its request and by every progress() call.
+// Spare blocks for CollectiveOp (its operator new). Constant-initialised and never destroyed,
+// so an operation freed during static destruction still finds it.
+struct SpareOps {
+  static constexpr int kCapacity = 16;
+  void* blocks[kCapacity];
+  int count;
+};
+SpareOps g_spare_ops{};
+
 class CollectiveOp final : public Operation {
  public:
   CollectiveOp(std::shared_ptr<RangeState> range, SchedulePtr s)
       : range_(std::move(range)), schedule_(std::move(s)), seq_(next_collective_seq(*range_)) {}
+
+  // The blocks of finished operations are kept for the next (a process runs few collectives
+  // at once): a warm nonblocking collective then calls the allocator for neither its
+  // operation nor its schedule. Core is entered by one thread at a time.
+  static void* operator new(std::size_t bytes) {
+    if (bytes == sizeof(CollectiveOp) && g_spare_ops.count > 0)
+      return g_spare_ops.blocks[--g_spare_ops.count];
+    return ::operator new(bytes);
+  }
+  static void operator delete(void* p, std::size_t bytes) noexcept {
+    if (bytes == sizeof(CollectiveOp) && g_spare_ops.count < SpareOps::kCapacity) {
+      g_spare_ops.blocks[g_spare_ops.count++] = p;
+      return;
+    }
+    ::operator delete(p);
+  }
 
   bool test(MPI_Status* status, int* rc) override {
     advance();
