@@ -1,5 +1,6 @@
 // Barrier, Bcast, Reduce and Allreduce on ranges, compared element by element with the native
 // collective on a real communicator of the same processes, on the same data.
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdlib>
@@ -331,6 +332,40 @@ TEST_CASE("collectives interleaved with point-to-point traffic of the same tags"
   REQUIRE(rangecomm::Waitall(4, recvs.data(), MPI_STATUSES_IGNORE) == MPI_SUCCESS);
   REQUIRE(rangecomm::Waitall(4, sends.data(), MPI_STATUSES_IGNORE) == MPI_SUCCESS);
   for (int t = 0; t < 4; ++t) CHECK(in[t] == (me + p - 1) % p);
+}
+
+// A small blocking Bcast or Gather goes straight through MPI on a process with nothing else to
+// advance and through its plan on one whose engine is busy (here: odd ranks wait in a wildcard
+// receive, which also takes collective messages off the lane and parks them); both must send
+// and receive the same messages, from every root.
+TEST_CASE("small Bcast and Gather agree when some processes plan them and others do not") {
+  auto w = world();
+  const int p = w.size(), me = w.rank();
+  int warm = 0;
+  std::vector<int> all(p, -1);
+  REQUIRE(rangecomm::Bcast(&warm, 1, MPI_INT, 0, w) == MPI_SUCCESS);  // bindings in place
+  REQUIRE(rangecomm::Gather(&me, 1, MPI_INT, all.data(), 1, MPI_INT, 0, w) == MPI_SUCCESS);
+  int waited = -1;
+  Request pending;
+  if (me % 2 == 1)
+    REQUIRE(rangecomm::Irecv(&waited, 1, MPI_INT, MPI_ANY_SOURCE, 7, w, &pending) == MPI_SUCCESS);
+  for (int root = 0; root < p; ++root) {
+    int value = me == root ? 10 * root + 1 : -1;
+    REQUIRE(rangecomm::Bcast(&value, 1, MPI_INT, root, w) == MPI_SUCCESS);
+    CHECK(value == 10 * root + 1);
+    int mine = 100 * root + me;
+    std::fill(all.begin(), all.end(), -1);
+    REQUIRE(rangecomm::Gather(&mine, 1, MPI_INT, all.data(), 1, MPI_INT, root, w) == MPI_SUCCESS);
+    if (me == root)
+      for (int r = 0; r < p; ++r) CHECK(all[r] == 100 * root + r);
+  }
+  if (me % 2 == 1) {  // the wildcard receive takes this process's own message
+    Request self;
+    REQUIRE(rangecomm::Isend(&me, 1, MPI_INT, me, 7, w, &self) == MPI_SUCCESS);
+    REQUIRE(rangecomm::Wait(&self, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    REQUIRE(rangecomm::Wait(&pending, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    CHECK(waited == me);
+  }
 }
 
 // A wildcard probe takes every message off the range's lane and parks what it does not want,

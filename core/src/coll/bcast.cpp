@@ -134,10 +134,6 @@ void as_bytes(detail::Plan& s, void* buf, int count, MPI_Datatype type, int byte
   if (!contiguous && rank != root) s.copy(raw, bytes, MPI_PACKED, buf, count, type);
 }
 
-// Up to this size a blocking binomial broadcast goes straight through MPI when it can
-// (direct_tree_bcast): one message per tree edge, sent eagerly by both MPIs.
-constexpr long long kDirectBytes = 256;
-
 enum class Algorithm { binomial, flat, chain };
 constexpr const char* kNames[] = {"binomial", "flat", "chain"};
 detail::Forced forced{"BCAST", kNames};
@@ -174,7 +170,7 @@ int bcast(void* buf, int count, MPI_Datatype type, int root, const Comm& comm, R
   const long long bytes = detail::bytes_of(count, type);
   const Choice choice = choose(*s, bytes);
   const bool one_message = choice.algorithm == Algorithm::binomial && choice.cut_bytes == 0;
-  if (request == nullptr && one_message && bytes <= kDirectBytes &&
+  if (request == nullptr && one_message && bytes <= detail::kDirectTreeBytes &&
       detail::direct_tree_bcast(*s, buf, count, type, root, &rc))
     return detail::runner_result(comm, rc);
   return detail::run(comm, request, [&](detail::Plan& plan) {

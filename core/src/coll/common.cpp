@@ -179,7 +179,7 @@ void add_bcast(Plan& s, void* buf, int count, MPI_Datatype type, int root, int r
 }
 
 bool direct_tree_bcast(RangeState& s, void* buf, int count, MPI_Datatype type, int root, int* rc) {
-  if (!Runner::available() || !s.channel->parked().empty()) return false;
+  if (!direct_tree_ready(s)) return false;
   const int size = s.size;
   const int v = relative(s.rank, root, size);
   const int seq = peek_collective_seq(s);  // taken below, once nothing can fall back

@@ -119,6 +119,15 @@ inline int subtree_span(int v, int size) { return std::min(lowest_bit(v, size), 
 inline int relative(int rank, int root, int size) { return (rank - root + size) % size; }
 inline int absolute(int rel, int root, int size) { return (rel + root) % size; }
 
+// Collectives of at most this many bytes in all may go straight through MPI's blocking calls
+// without a plan (direct_tree_bcast, direct_tree_gather): messages both MPIs send eagerly.
+constexpr long long kDirectTreeBytes = 256;
+// Whether a blocking collective on s may go that way now: a Runner would be available, and no
+// message has been taken out of MPI on its channel (a parked one may be the collective's).
+inline bool direct_tree_ready(const RangeState& s) {
+  return Runner::available() && s.channel->parked().empty();
+}
+
 // A blocking binomial-tree broadcast of one message per tree edge, straight through MPI's
 // blocking calls without a plan (the fixed cost of a small broadcast is what remains around
 // MPI's own). Only when it can go the whole way: a Runner would be available, and the message

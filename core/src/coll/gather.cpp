@@ -89,12 +89,8 @@ void add_tree_member(Plan& s, const void* sendbuf, int sendcount, MPI_Datatype s
   if (head < span) s.send(at(head), (span - head) * count, type, parent);
 }
 
-// Up to this total a blocking binomial gather goes straight through MPI when it can
-// (direct_tree_gather), in messages both MPIs send eagerly.
-constexpr long long kDirectBytes = 256;
-
 // The binomial gather of add_tree_root and add_tree_member (the same messages, tags and
-// buffers), through MPI's blocking calls without a plan; for a total of at most kDirectBytes,
+// buffers), through MPI's blocking calls without a plan; for a total of at most kDirectTreeBytes,
 // whose intermediates' blocks (a predefined contiguous type) fit on the stack. Only when it can
 // go the whole way: a Runner would be available, and no message needs a binding or a header
 // or finds a message taken out of MPI before it. Then *rc is its result (not yet raised) and
@@ -104,7 +100,7 @@ bool direct_tree_gather(detail::RangeState& s, const void* sendbuf, int sendcoun
                         MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
                         int root, int* rc) {
   using detail::absolute;
-  if (!detail::Runner::available() || !s.channel->parked().empty()) return false;
+  if (!detail::direct_tree_ready(s)) return false;
   const int size = s.size, v = detail::relative(s.rank, root, size);
   const int span = subtree_span(v, size), parent = absolute(v - lowest_bit(v, size), root, size);
   const detail::TypeFacts t = detail::type_facts(sendtype);
@@ -148,7 +144,7 @@ bool direct_tree_gather(detail::RangeState& s, const void* sendbuf, int sendcoun
     *rc = MPI_Send(sendbuf, sendcount, sendtype, to, up_tag, up_lane);
     return true;
   }
-  unsigned char blocks[kDirectBytes];  // this subtree's blocks, own first
+  unsigned char blocks[detail::kDirectTreeBytes];  // this subtree's blocks, own first
   const MPI_Aint block = sendcount * t.extent;
   std::memcpy(blocks, sendbuf, static_cast<size_t>(block));
   for (int k = 0; k < children; ++k)
@@ -194,7 +190,7 @@ int gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recv
   long long total = block * s->size;
   const bool tree = block > 0 && detail::choose_rooted(forced, total, tune::gather_short_bytes()) ==
                                      detail::RootedAlgorithm::binomial;
-  if (request == nullptr && tree && total <= kDirectBytes &&
+  if (request == nullptr && tree && total <= detail::kDirectTreeBytes &&
       direct_tree_gather(*s, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &rc))
     return detail::runner_result(comm, rc);
   return detail::run(comm, request, [&](detail::Plan& plan) {

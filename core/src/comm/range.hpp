@@ -13,6 +13,7 @@
 
 #include "comm/peer_table.hpp"
 #include "rangecomm/comm.hpp"
+#include "util/block_stack.hpp"
 #include "wire/channel.hpp"
 
 namespace rangecomm::detail {
@@ -137,15 +138,12 @@ struct RecyclingAllocator {
   RecyclingAllocator(const RecyclingAllocator<U>&) noexcept {}
 
   T* allocate(std::size_t n) {
-    if (n == 1 && g_recycle_range_states && stack_.count > 0)
-      return static_cast<T*>(stack_.blocks[--stack_.count]);
+    if (n == 1 && g_recycle_range_states)
+      if (void* kept = stack_.take()) return static_cast<T*>(kept);
     return static_cast<T*>(::operator new(n * sizeof(T)));
   }
   void deallocate(T* p, std::size_t n) noexcept {
-    if (n == 1 && g_recycle_range_states && stack_.count < Stack::kCapacity) {
-      stack_.blocks[stack_.count++] = p;
-      return;
-    }
+    if (n == 1 && g_recycle_range_states && stack_.keep(p)) return;
     ::operator delete(p);
   }
   template <class U>
@@ -154,14 +152,7 @@ struct RecyclingAllocator {
   }
 
  private:
-  struct Stack {
-    static constexpr std::size_t kCapacity = 64;
-    void* blocks[kCapacity];
-    std::size_t count;
-  };
-  // Constant-initialised and trivially destructible: there before any constructor runs, still
-  // there after every destructor, with no guard to check on each use (see above).
-  static inline Stack stack_{};
+  static inline BlockStack<64> stack_{};  // one per block size (see above)
 };
 
 // A new, empty range state.

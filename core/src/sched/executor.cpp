@@ -9,6 +9,7 @@
 
 #include "engine/progress.hpp"
 #include "p2p/matching.hpp"
+#include "util/block_stack.hpp"
 #include "util/reduce_local.hpp"
 #include "util/status.hpp"
 #include "util/type_facts.hpp"
@@ -230,34 +231,23 @@ void release_posted(std::vector<MPI_Request>* requests) {
 namespace {
 
 // A running schedule. Advanced by test() on its request and by every progress() call.
-// Spare blocks for CollectiveOp (its operator new). Constant-initialised and never destroyed,
-// so an operation freed during static destruction still finds it.
-struct SpareOps {
-  static constexpr int kCapacity = 16;
-  void* blocks[kCapacity];
-  int count;
-};
-SpareOps g_spare_ops{};
+// Blocks of finished CollectiveOps, for the next (its operator new).
+BlockStack<16> g_spare_ops{};
 
 class CollectiveOp final : public Operation {
  public:
   CollectiveOp(std::shared_ptr<RangeState> range, SchedulePtr s)
       : range_(std::move(range)), schedule_(std::move(s)), seq_(next_collective_seq(*range_)) {}
 
-  // The blocks of finished operations are kept for the next (a process runs few collectives
-  // at once): a warm nonblocking collective then calls the allocator for neither its
-  // operation nor its schedule. Core is entered by one thread at a time. As with the
-  // schedule pool, a sanitiser cannot see a use after free of a recycled block.
+  // A process runs few collectives at once: a warm nonblocking collective then calls the
+  // allocator for neither its operation nor its schedule.
   static void* operator new(std::size_t bytes) {
-    if (bytes == sizeof(CollectiveOp) && g_spare_ops.count > 0)
-      return g_spare_ops.blocks[--g_spare_ops.count];
+    if (bytes == sizeof(CollectiveOp))
+      if (void* kept = g_spare_ops.take()) return kept;
     return ::operator new(bytes);
   }
   static void operator delete(void* p, std::size_t bytes) noexcept {
-    if (bytes == sizeof(CollectiveOp) && g_spare_ops.count < SpareOps::kCapacity) {
-      g_spare_ops.blocks[g_spare_ops.count++] = p;
-      return;
-    }
+    if (bytes == sizeof(CollectiveOp) && g_spare_ops.keep(p)) return;
     ::operator delete(p);
   }
 
