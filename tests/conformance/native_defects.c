@@ -10,6 +10,7 @@
  * call, MPI_Pack/MPI_Unpack) and compares. */
 #include <mpi.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -518,6 +519,67 @@ static int intercomm_order(const char *name, int rounds) {
   return report(name, defect, what);
 }
 
+/* Nonblocking collectives in 4 threads at once, each on communicators of its own that it makes,
+ * uses once and frees, round after round (each a duplicate of MPI_COMM_SELF, so that nothing
+ * crosses processes). Every started operation must complete (MPI-4.0 6.12). Open MPI's libnbc
+ * counts the communicators that have run one and takes its progress function out of MPI's
+ * progress loop when the count drops to zero at a free; a thread whose count went from zero to
+ * one in between finds it still there and does not put it back, so its operation is never
+ * advanced. The check waits up to 10 s for each; one that is still pending is the defect (the
+ * other threads then stop; MPI_Finalize does not wait for it). PIN=1 first runs
+ * one such operation on MPI_COMM_SELF, which lives until MPI_Finalize, so that the count never
+ * drops to zero (what the library does under MPI_THREAD_MULTIPLE on Open MPI). */
+enum { kNbcThreads = 4 };
+static int nbc_rounds, nbc_stuck[kNbcThreads], nbc_bad[kNbcThreads];
+static atomic_int nbc_stop;
+
+static int nbc_self_alltoall(MPI_Comm c, int *bad) {
+  int out = rank + 7, in = -1, done = 0;
+  MPI_Request rq;
+  MPI_Ialltoall(&out, 1, MPI_INT, &in, 1, MPI_INT, c, &rq);
+  for (const double until = MPI_Wtime() + 10; !done && MPI_Wtime() < until;)
+    MPI_Test(&rq, &done, MPI_STATUS_IGNORE);
+  if (done && in != out) ++*bad;
+  return done;
+}
+
+static void *nbc_in_thread(void *arg) {
+  const int t = *(const int *)arg;
+  for (int i = 0; i < nbc_rounds && !nbc_stop; ++i) {
+    MPI_Comm c;
+    MPI_Comm_dup(MPI_COMM_SELF, &c);
+    if (!nbc_self_alltoall(c, &nbc_bad[t])) {
+      nbc_stuck[t] = i + 1;
+      nbc_stop = 1;
+      return NULL; /* c stays: its operation is pending */
+    }
+    MPI_Comm_free(&c);
+  }
+  return NULL;
+}
+
+static int nbc_progress(const char *name, int rounds, int pin) {
+  pthread_t threads[kNbcThreads];
+  int ids[kNbcThreads], defect = 0;
+  char what[200] = "";
+  nbc_rounds = rounds;
+  if (pin && !nbc_self_alltoall(MPI_COMM_SELF, &nbc_bad[0])) return report(name, 1, "pin hung");
+  for (int t = 0; t < kNbcThreads; ++t) {
+    ids[t] = t;
+    pthread_create(&threads[t], NULL, nbc_in_thread, &ids[t]);
+  }
+  for (int t = 0; t < kNbcThreads; ++t) pthread_join(threads[t], NULL);
+  for (int t = 0; t < kNbcThreads; ++t) {
+    if ((nbc_stuck[t] || nbc_bad[t]) && !defect)
+      snprintf(what, sizeof what,
+               nbc_stuck[t] ? "thread %d: the Ialltoall of round %d did not complete in 10 s"
+                            : "thread %d: %d Ialltoall results wrong",
+               t, nbc_stuck[t] ? nbc_stuck[t] : nbc_bad[t]);
+    defect |= nbc_stuck[t] || nbc_bad[t];
+  }
+  return report(name, defect, what);
+}
+
 struct check {
   const char *name, *ranks, *about;
 };
@@ -571,12 +633,14 @@ static const struct check checks[] = {
     {"isendrecv-replace-any", "3+", "Isendrecv_replace in a ring from MPI_ANY_SOURCE (MPI-4)"},
     {"intercomm-order", "2+",
      "4 threads: Intercomm_create, local ids ordered apart [N rounds: 20]"},
+    {"nbc-progress", "1+", "4 threads: dup SELF, Ialltoall, free [N rounds: 400000 [PIN]]"},
 };
 
 int main(int argc, char **argv) {
   const char *name = argc > 1 ? argv[1] : "";
   int provided = MPI_THREAD_SINGLE;
-  const int threaded = strcmp(name, "idup-overlap") == 0 || strcmp(name, "intercomm-order") == 0;
+  const int threaded = strcmp(name, "idup-overlap") == 0 || strcmp(name, "intercomm-order") == 0 ||
+                       strcmp(name, "nbc-progress") == 0;
   if (threaded)
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
   else
@@ -620,6 +684,10 @@ int main(int argc, char **argv) {
     defect = provided == MPI_THREAD_MULTIPLE && size >= 2
                  ? intercomm_order(name, n ? n : 20)
                  : report(name, 1, "no MPI_THREAD_MULTIPLE or fewer than 2 processes");
+  else if (strcmp(name, "nbc-progress") == 0)
+    defect = provided == MPI_THREAD_MULTIPLE
+                 ? nbc_progress(name, n ? n : 400000, argc > 3 ? atoi(argv[3]) : 0)
+                 : report(name, 1, "no MPI_THREAD_MULTIPLE");
   else if (rank == 0)
     for (size_t i = 0; i < sizeof checks / sizeof checks[0]; ++i)
       printf("%-22s ranks %-5s %s\n", checks[i].name, checks[i].ranks, checks[i].about);
