@@ -13,7 +13,7 @@
 #
 # --quick: up to 256 processes, Janus Quicksort up to 64. Janus Quicksort runs up to 256 by
 # default: every waiting process polls, and at a realistic poll cost the simulator spends its
-# wall time on those polls (64 processes: 6-12 s; 256: more than 25 minutes).
+# wall time on those polls (64 processes: 7-9 s; 256: more than 15 minutes).
 # The network is the paper's (SuperMUC: 0.75 us, 5 GB/s); --poll-cost is the simulated time of
 # a failed MPI_Iprobe or MPI_Test (measured here: 12-72 ns on Open MPI 4.1 and MPICH 4.0, so 5e-8
 # by default; SMPI's own default is far larger). --sensitivity adds runs at 64 processes with
@@ -71,12 +71,15 @@ run() {  # run P EXPERIMENT LATENCY BANDWIDTH POLL
   local start=$SECONDS out
   # Computation (when measured) at the speed it ran here (host speed = the platform's 1
   # Gflop/s); the platform's latency and bandwidth as they are (SMPI's default factors, fitted
-  # to another cluster, double a small message's latency); small stacks, as thousands of
-  # simulated processes share this machine's memory.
+  # to another cluster, double a small message's latency); every failed poll the same cost
+  # (by default SMPI charges the n-th failed MPI_Test or MPI_Iprobe in a row n times the cost,
+  # counting the failed polls of all simulated processes together); small stacks, as thousands
+  # of simulated processes share this machine's memory.
   if ! out=$(smpirun -np "$p" -platform "$work/platform.xml" -hostfile "$work/hosts" \
                --cfg=smpi/host-speed:1Gf "$computation_cfg" --cfg=smpi/lat-factor:0:1 \
                --cfg=smpi/bw-factor:0:1 --cfg=smpi/iprobe:"$poll_cost" \
-               --cfg=smpi/test:"$poll_cost" --cfg=smpi/display-timing:no \
+               --cfg=smpi/test:"$poll_cost" --cfg=smpi/grow-injected-times:no \
+               --cfg=smpi/display-timing:no \
                --cfg=contexts/stack-size:512 --log=root.thres:warning \
                "$driver" "$experiment" --reps 3 2>"$work/err"); then
     echo "run-scaling: $experiment at $p processes failed:"
