@@ -4,7 +4,7 @@
 // seconds per operation, the slowest process's (operations are timed between barriers). Every
 // result is checked; a wrong one ends the run with exit status 1 and says where.
 //
-//   sim_scaling.so EXPERIMENT [--reps R] [--per-rank N]
+//   sim_scaling.so EXPERIMENT [--reps R] [--per-rank N] [--variants V,...]
 //
 //   create  a communicator of each half of the processes, then freeing it: Split_Comm against
 //           MPI_Comm_create_group and MPI_Comm_split (paper Fig. 6)
@@ -12,7 +12,9 @@
 //   coll    Bcast and Allreduce of 1, 1024 and 65536 ints on all processes (Fig. 9's sizes)
 //   iscan   Iscan of one int, started and waited for (Fig. 4)
 //   jquick  Janus Quicksort of N doubles per process (16) on ranges and on native
-//           communicators made by create_group and by split (Fig. 8)
+//           communicators made by create_group and by split (Fig. 8); --variants picks some
+//           of range, native_create_group, native_split (the native ones take the simulator
+//           ten times longer)
 //   all     each of the above
 #include <mpi.h>
 
@@ -35,6 +37,7 @@ namespace {
 int g_rank = 0, g_size = 1;
 int g_reps = 5;
 int g_per_rank = 16;
+std::string g_variants = "range,native_create_group,native_split";
 
 [[noreturn]] void fail(const std::string& what) {
   std::fprintf(stderr, "sim_scaling: rank %d: %s\n", g_rank, what.c_str());
@@ -247,6 +250,8 @@ void experiment_jquick() {
                   {"native_create_group", rangecomm::SortBackend::native_create_group},
                   {"native_split", rangecomm::SortBackend::native_split}};
   for (const auto& variant : variants) {
+    if (("," + g_variants + ",").find(std::string(",") + variant.name + ",") == std::string::npos)
+      continue;
     rangecomm::JQuickOptions options;
     options.backend = variant.backend;
     std::vector<double> v;
@@ -272,6 +277,8 @@ int main(int argc, char* argv[]) {
       g_reps = std::max(1, std::atoi(argv[i + 1]));
     else if (option == "--per-rank")
       g_per_rank = std::max(0, std::atoi(argv[i + 1]));
+    else if (option == "--variants")
+      g_variants = argv[i + 1];
     else
       fail("unknown option " + option);
   }

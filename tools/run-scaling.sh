@@ -7,13 +7,16 @@
 # root).
 #
 #   tools/run-scaling.sh [--quick] [--ranks "8 64 256"] [--experiments "create fig7 ..."]
-#                        [--jquick-max 256] [--latency 0.75us] [--bandwidth 5GBps]
+#                        [--jquick-max 256] [--jquick-variants range,native_split]
+#                        [--reps 3] [--latency 0.75us] [--bandwidth 5GBps]
 #                        [--poll-cost 5e-8] [--computation off|measured] [--sensitivity]
 #                        [--results DIR]
 #
 # --quick: up to 256 processes, Janus Quicksort up to 64. Janus Quicksort runs up to 256 by
 # default: every waiting process polls, and at a realistic poll cost the simulator spends its
-# wall time on those polls (64 processes: 7-9 s; 256: more than 15 minutes).
+# wall time on those polls, most of it in the native variants (256 processes, --reps 1: 19 s on
+# ranges, 141 and 158 s for create_group and split). --jquick-variants runs some of range,
+# native_create_group, native_split; --reps sets the timed repetitions after the untimed one.
 # The network is the paper's (SuperMUC: 0.75 us, 5 GB/s); --poll-cost is the simulated time of
 # a failed MPI_Iprobe or MPI_Test (measured here: 12-72 ns on Open MPI 4.1 and MPICH 4.0, so 5e-8
 # by default; SMPI's own default is far larger). --sensitivity adds runs at 64 processes with
@@ -35,11 +38,13 @@ ranks="8 64 256 1024 4096"
 experiments="create fig7 coll iscan jquick"
 latency=0.75us bandwidth=5GBps poll=5e-8 sensitivity=0 computation=off
 results=results/scaling-$(date +%Y-%m-%d)
-jquick_max=256
+jquick_max=256 jquick_variants=range,native_create_group,native_split reps=3
 while (( $# > 0 )); do
   case $1 in
     --quick) ranks="8 64 256" jquick_max=64 ;;
     --jquick-max) jquick_max=$2; shift ;;
+    --jquick-variants) jquick_variants=$2; shift ;;
+    --reps) reps=$2; shift ;;
     --ranks) ranks=$2; shift ;;
     --experiments) experiments=$2; shift ;;
     --latency) latency=$2; shift ;;
@@ -48,7 +53,7 @@ while (( $# > 0 )); do
     --sensitivity) sensitivity=1 ;;
     --computation) computation=$2; shift ;;
     --results) results=$2; shift ;;
-    *) sed -n '2,26s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 2 ;;
+    *) sed -n '2,27s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 2 ;;
   esac
   shift
 done
@@ -81,7 +86,8 @@ run() {  # run P EXPERIMENT LATENCY BANDWIDTH POLL
                --cfg=smpi/test:"$poll_cost" --cfg=smpi/grow-injected-times:no \
                --cfg=smpi/display-timing:no \
                --cfg=contexts/stack-size:512 --log=root.thres:warning \
-               "$driver" "$experiment" --reps 3 2>"$work/err"); then
+               "$driver" "$experiment" --reps "$reps" --variants "$jquick_variants" \
+               2>"$work/err"); then
     echo "run-scaling: $experiment at $p processes failed:"
     tail -n 20 "$work/err"
     rm -rf "$work"
