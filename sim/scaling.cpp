@@ -249,9 +249,11 @@ void experiment_jquick() {
   } variants[] = {{"range", rangecomm::SortBackend::range},
                   {"native_create_group", rangecomm::SortBackend::native_create_group},
                   {"native_split", rangecomm::SortBackend::native_split}};
+  int ran = 0;
   for (const auto& variant : variants) {
     if (("," + g_variants + ",").find(std::string(",") + variant.name + ",") == std::string::npos)
       continue;
+    ++ran;
     rangecomm::JQuickOptions options;
     options.backend = variant.backend;
     std::vector<double> v;
@@ -261,6 +263,8 @@ void experiment_jquick() {
         }));
     check_sorted(v, static_cast<long long>(n) * g_size, total);
   }
+  check(ran > 0,
+        "--variants " + g_variants + " names none of range, native_create_group, native_split");
 }
 
 }  // namespace
