@@ -1,4 +1,5 @@
 // Unit tests of the tag layout (slots, control tags) and of communicator identities.
+#include <map>
 #include <set>
 #include <utility>
 
@@ -135,4 +136,19 @@ TEST_CASE("creation counts number repeats of each creation from 0, past the line
   rangecomm::detail::ChildCounts counts;
   for (std::uint64_t round = 0; round < 5; ++round)
     for (std::uint64_t digest = 100; digest < 140; ++digest) CHECK(counts.next(digest) == round);
+}
+
+TEST_CASE("creation counts agree with a plain map when a creation repeats and as the table grows") {
+  // Runs of one digest (counted without a search) between new and old digests, past the 16
+  // counted linearly and the move to the hash map; every count checked against std::map.
+  rangecomm::detail::ChildCounts counts;
+  std::map<std::uint64_t, std::uint64_t> expected;
+  std::uint64_t state = 12345;
+  for (int i = 0; i < 4000; ++i) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    const std::uint64_t digest = 7 + (state >> 33) % (i < 2000 ? 12 : 40);
+    const int run = 1 + static_cast<int>((state >> 20) % 4);
+    for (int r = 0; r < run; ++r) CHECK(counts.next(digest) == expected[digest]++);
+  }
+  CHECK(expected.size() == 40);
 }

@@ -30,16 +30,6 @@ void RangeState::make_peers() {
   peers.make(size);
 }
 
-ChildCounts& RangeState::child_counts() {
-  if (depth == 0 && !table) return channel->root_children();
-  if (!children) children = std::make_unique<ChildCounts>();
-  return *children;
-}
-
-void set_identity(RangeState& s, RangeState& parent, std::uint64_t digest) {
-  s.id = derive_id(parent.id, digest, parent.child_counts().next(digest));
-}
-
 GroupTable::GroupTable(std::vector<int> members) : roots(std::move(members)) {
   by_root.reserve(roots.size());
   for (size_t i = 0; i < roots.size(); ++i) by_root.emplace_back(roots[i], static_cast<int>(i));
@@ -64,13 +54,6 @@ void set_members(RangeState& s, std::vector<int> roots) {
     s.stride = 0;
     s.table = std::make_shared<const GroupTable>(std::move(roots));
   }
-}
-
-void set_parent(RangeState& s, const RangeState& parent) {
-  s.channel = parent.channel;
-  s.parent_first = parent.first;
-  s.parent_stride = parent.stride;
-  s.parent_table = parent.table;
 }
 
 }  // namespace rangecomm::detail

@@ -78,7 +78,11 @@ struct RangeState {
   }
   // The creation counts of children made from this communicator (the root's live in its
   // channel, so that a root made again after all handles were freed continues them).
-  ChildCounts& child_counts();
+  ChildCounts& child_counts() {
+    if (depth == 0 && !table) return channel->root_children();
+    if (!children) children = std::make_unique<ChildCounts>();
+    return *children;
+  }
 
  private:
   void make_peers();
@@ -163,9 +167,16 @@ inline std::shared_ptr<RangeState> new_range_state() {
 // Members from root ranks in rank order: strided fields when evenly spaced, else a table.
 void set_members(RangeState& s, std::vector<int> roots);
 // Channel and parent coordinates of a communicator made from parent.
-void set_parent(RangeState& s, const RangeState& parent);
+inline void set_parent(RangeState& s, const RangeState& parent) {
+  s.channel = parent.channel;
+  s.parent_first = parent.first;
+  s.parent_stride = parent.stride;
+  s.parent_table = parent.table;
+}
 // The identity of a communicator made from parent by the creation `digest`.
-void set_identity(RangeState& s, RangeState& parent, std::uint64_t digest);
+inline void set_identity(RangeState& s, RangeState& parent, std::uint64_t digest) {
+  s.id = derive_id(parent.id, digest, parent.child_counts().next(digest));
+}
 
 struct CommAccess {
   static Comm make(std::shared_ptr<RangeState> s) { return Comm(std::move(s)); }

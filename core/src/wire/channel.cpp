@@ -192,9 +192,4 @@ RangeState* Channel::find(const CommId& id) const {
   return it == enrolled_.end() ? nullptr : it->second;
 }
 
-ChildCounts& Channel::root_children() {
-  if (!root_children_) root_children_ = std::make_unique<ChildCounts>();
-  return *root_children_;
-}
-
 }  // namespace rangecomm::detail

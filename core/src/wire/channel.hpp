@@ -106,7 +106,10 @@ class Channel {
   // Messages taken out of MPI that no receive wanted yet, in arrival order.
   std::list<Parked>& parked() { return parked_; }
   // Creation counts of the root's children (see RangeState::child_counts).
-  ChildCounts& root_children();
+  ChildCounts& root_children() {
+    if (!root_children_) root_children_ = std::make_unique<ChildCounts>();
+    return *root_children_;
+  }
 
  private:
   Channel() = default;

@@ -23,26 +23,53 @@ struct CommIdHash {
   std::size_t operator()(const CommId& id) const { return static_cast<std::size_t>(id.lo); }
 };
 
-// The identity of the `k`-th creation described by `digest` from `parent` at this process.
-CommId derive_id(const CommId& parent, std::uint64_t digest, std::uint64_t k);
+// splitmix64's finaliser: every input bit affects every output bit.
+inline std::uint64_t mix(std::uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ULL;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+// The identity of the `k`-th creation described by `digest` from `parent` at this process. The
+// creation (digest, k) is mixed once; each half of the result mixes it with both halves of the
+// parent's identity (different rotations and constants, so the halves differ). Inline, with
+// digest_range: a range creation's identity is most of its cost.
+inline CommId derive_id(const CommId& parent, std::uint64_t digest, std::uint64_t k) {
+  const std::uint64_t c = mix(digest ^ (k * 0x9e3779b97f4a7c15ULL + 0x632be59bd9b4e019ULL));
+  return {mix(parent.hi ^ c ^ ((parent.lo << 23) | (parent.lo >> 41))),
+          mix(parent.lo ^ ((c << 29) | (c >> 35)) ^ (parent.hi + 0xc2b2ae3d27d4eb4fULL))};
+}
 // A digest of words (a creation's kind and arguments).
 std::uint64_t digest_words(std::initializer_list<std::uint64_t> words);
-// The digest of a range first..last:stride of a parent's ranks made `levels` below it.
-std::uint64_t digest_range(int first, int last, int stride, int levels);
 // A digest of a creation's kind, its members' root ranks in rank order, and one more word.
 std::uint64_t digest_members(std::uint64_t kind, const std::vector<int>& roots,
                              std::uint64_t extra);
 
 // How many creations of each digest a parent has made (at this process): the k of derive_id.
-// The k-th identical creation from a parent is the same communicator at every member.
+// The k-th identical creation from a parent is the same communicator at every member. The
+// count of the digest counted last is found without a search (a program that makes the same
+// range again and again).
 class ChildCounts {
  public:
-  std::uint64_t next(std::uint64_t digest);
+  ChildCounts() = default;
+  ChildCounts(const ChildCounts&) = delete;  // last_count_ points into this object
+  ChildCounts& operator=(const ChildCounts&) = delete;
+
+  std::uint64_t next(std::uint64_t digest) {
+    if (last_count_ != nullptr && digest == last_digest_) return (*last_count_)++;
+    return next_searched(digest);
+  }
 
  private:
+  std::uint64_t next_searched(std::uint64_t digest);
+
   static constexpr std::size_t kFew = 16;  // searched linearly; a hash map beyond
   std::vector<std::pair<std::uint64_t, std::uint64_t>> few_;
-  std::unordered_map<std::uint64_t, std::uint64_t> many_;
+  std::unordered_map<std::uint64_t, std::uint64_t> many_;  // its elements never move
+  std::uint64_t last_digest_ = 0;
+  std::uint64_t* last_count_ = nullptr;  // last_digest_'s count, in few_ or many_
 };
 
 // Kinds of creation, the first word of every digest.
@@ -53,5 +80,17 @@ enum CreationKind : std::uint64_t {
   kAgreedCreation = 4,  // Icomm_create_agreed: a number the members drew together
   kAgreementTalk = 5,   // the communicator an agreement runs on
 };
+
+// The digest of a range first..last:stride of a parent's ranks made `levels` below it: the four
+// numbers packed exactly into two words, then mixed.
+inline std::uint64_t digest_range(int first, int last, int stride, int levels) {
+  const std::uint64_t coords =
+      (static_cast<std::uint64_t>(static_cast<std::uint32_t>(first)) << 32) |
+      static_cast<std::uint32_t>(last);
+  const std::uint64_t shape =
+      (static_cast<std::uint64_t>(static_cast<std::uint32_t>(stride)) << 32) |
+      (static_cast<std::uint32_t>(levels) << 8) | kRangeCreation;
+  return mix(coords ^ mix(shape));
+}
 
 }  // namespace rangecomm::detail
