@@ -1,5 +1,7 @@
 #include "wire/comm_id.hpp"
 
+#include <algorithm>
+
 namespace rangecomm::detail {
 
 std::uint64_t digest_words(std::initializer_list<std::uint64_t> words) {
@@ -18,14 +20,14 @@ std::uint64_t digest_members(std::uint64_t kind, const std::vector<int>& roots,
 std::uint64_t ChildCounts::next_searched(std::uint64_t digest) {
   std::uint64_t* count = nullptr;
   if (many_.empty()) {
-    for (auto& [d, c] : few_)
-      if (d == digest) {
-        count = &c;
-        break;
-      }
-    if (count == nullptr && few_.size() < kFew) count = &few_.emplace_back(digest, 0).second;
-    if (count == nullptr) {  // a 17th digest: every count moves to the map
-      for (const auto& [d, c] : few_) many_.emplace(d, c);
+    auto it =
+        std::find_if(few_.begin(), few_.end(), [&](const auto& e) { return e.first == digest; });
+    if (it != few_.end()) {
+      count = &it->second;
+    } else if (few_.size() < kFew) {
+      count = &few_.emplace_back(digest, 0).second;
+    } else {  // a 17th digest: every count moves to the map
+      many_.insert(few_.begin(), few_.end());
       few_.clear();
       few_.shrink_to_fit();
     }
