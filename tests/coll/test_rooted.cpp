@@ -368,6 +368,98 @@ TEST_CASE("small Bcast and Gather agree when some processes plan them and others
   }
 }
 
+// A small nonblocking broadcast runs on each process as a relay (the receive from the parent
+// posted at once, the sends to the children when it is in) outside the schedule engine. Many
+// in flight at once from every root, a blocking one among them (a relay too, as the engine is
+// busy), must each deliver the root's data whatever order they complete in; a process blocked
+// in a receive must keep forwarding them (rank i waits for a token from rank i + 1 before it
+// completes its own, and rank i + 1 sends it only once all of its broadcasts are complete); and
+// a wildcard receive pending meanwhile (which takes collective messages off the lane and parks
+// them) gets the point-to-point message sent afterwards, not a broadcast's.
+TEST_CASE("small nonblocking broadcasts in flight at once complete in any order") {
+  auto w = world();
+  for (auto& pr : shapes(w)) {
+    if (!pr->member()) continue;
+    INFO(pr->name);
+    const rangecomm::Comm& c = pr->range;
+    const int p = c.size(), me = c.rank();
+    std::vector<int> out(p, me), in(p, -1);  // every binding in place: the relay path below
+    REQUIRE(rangecomm::Alltoall(out.data(), 1, MPI_INT, in.data(), 1, MPI_INT, c) == MPI_SUCCESS);
+    int wild = -1;
+    Request wild_request;
+    REQUIRE(rangecomm::Irecv(&wild, 1, MPI_INT, MPI_ANY_SOURCE, 9, c, &wild_request) ==
+            MPI_SUCCESS);
+    const int k = 3 * p + 1;
+    auto expected = [](int i, int j) { return 1000 * i + j; };
+    std::vector<std::vector<int>> data(k);
+    std::vector<Request> requests(k);
+    for (int i = 0; i < k; ++i) {
+      const int root = (7 * i + 3) % p, count = 1 + i % 64;  // 4 to 256 bytes
+      data[i].assign(count, -1);
+      if (me == root)
+        for (int j = 0; j < count; ++j) data[i][j] = expected(i, j);
+      if (i == k / 2)
+        REQUIRE(rangecomm::Bcast(data[i].data(), count, MPI_INT, root, c) == MPI_SUCCESS);
+      else
+        REQUIRE(rangecomm::Ibcast(data[i].data(), count, MPI_INT, root, c, &requests[i]) ==
+                MPI_SUCCESS);
+    }
+    int token = -1;
+    if (me + 1 < p)
+      REQUIRE(rangecomm::Recv(&token, 1, MPI_INT, me + 1, 5, c, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    for (int i = k; i-- > 0;)
+      REQUIRE(rangecomm::Wait(&requests[i], MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    if (me > 0) REQUIRE(rangecomm::Send(&me, 1, MPI_INT, me - 1, 5, c) == MPI_SUCCESS);
+    if (me + 1 < p) CHECK(token == me + 1);
+    for (int i = 0; i < k; ++i)
+      for (int j = 0; j < static_cast<int>(data[i].size()); ++j) {
+        INFO("broadcast " << i << " element " << j);
+        CHECK(data[i][j] == expected(i, j));
+      }
+    Request sent;
+    REQUIRE(rangecomm::Isend(&me, 1, MPI_INT, (me + 1) % p, 9, c, &sent) == MPI_SUCCESS);
+    REQUIRE(rangecomm::Wait(&wild_request, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    REQUIRE(rangecomm::Wait(&sent, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    CHECK(wild == (me + p - 1) % p);
+  }
+}
+
+// A relay whose message from its parent a wildcard probe has parked takes it from there (MPI no
+// longer holds it) and still forwards it: rank `target` (a leaf on 2 or 3 processes, the parent
+// of rank 3 from 4 on) polls until the root's message is parked before it starts its part.
+TEST_CASE("a nonblocking broadcast receives a message a wildcard probe parked") {
+  auto w = world();
+  const int p = w.size(), me = w.rank();
+  if (p < 2) return;
+  using rangecomm::detail::TagLayout;
+  rangecomm::detail::RangeState& state = *rangecomm::detail::CommAccess::of(w);
+  std::vector<int> out(p, me), in(p, -1);
+  REQUIRE(rangecomm::Alltoall(out.data(), 1, MPI_INT, in.data(), 1, MPI_INT, w) == MPI_SUCCESS);
+  for (int target = 1; target <= std::min(2, p - 1); ++target) {
+    INFO("target " << target);
+    std::vector<int> value(3, me == 0 ? 40 + target : -1);
+    if (me == target) {
+      while (rangecomm::detail::peek_parked(state, TagLayout::collective, state.to_root(0),
+                                            MPI_ANY_TAG) == nullptr) {
+        int flag = 0;
+        REQUIRE(rangecomm::Iprobe(MPI_ANY_SOURCE, 4711, w, &flag, MPI_STATUS_IGNORE) ==
+                MPI_SUCCESS);
+        REQUIRE(flag == 0);
+      }
+    }
+    const int seq = static_cast<int>(state.coll_seq & TagLayout::max_payload);  // the Ibcast's
+    Request r;
+    REQUIRE(rangecomm::Ibcast(value.data(), 3, MPI_INT, 0, w, &r) == MPI_SUCCESS);
+    REQUIRE(rangecomm::Wait(&r, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    CHECK(value == std::vector<int>(3, 40 + target));
+    // The broadcast's message is taken (a process done with it may have sent the Barrier's
+    // message since, which the probes may have parked as well).
+    CHECK(rangecomm::detail::peek_parked(state, TagLayout::collective, state.to_root(0), seq) ==
+          nullptr);
+    REQUIRE(rangecomm::Barrier(w) == MPI_SUCCESS);
+  }
+}
+
 // A wildcard probe takes every message off the range's lane and parks what it does not want,
 // collective messages included. A blocking collective whose round sends one message and
 // receives a parked one must receive it from the parked queue (MPI no longer has it) and still

@@ -145,7 +145,7 @@ struct Choice {
   Algorithm algorithm;
   int cut_bytes;
 };
-Choice choose(const detail::RangeState& s, long long bytes) {
+Choice choose_anew(const detail::RangeState& s, long long bytes) {
   const bool tree = bytes < tune::bcast_pipeline_bytes() || s.size == 2;
   const int piece = bcast_piece_bytes(bytes);
   Algorithm chosen = Algorithm::chain;
@@ -159,6 +159,26 @@ Choice choose(const detail::RangeState& s, long long bytes) {
   return {a, cut};
 }
 
+// The choice depends on the message's bytes, the range's size and whether it lies on one node,
+// and the thresholds; a program broadcasts the same way in a loop, so the last choice is kept
+// for the next call with the same of all of these (thresholds unchanged since: same tuning
+// generation), which then costs a few comparisons instead of the rules.
+Choice choose(const detail::RangeState& s, long long bytes) {
+  struct Last {
+    unsigned generation;
+    long long bytes;
+    int size;
+    bool one_node;
+    Choice choice;
+  };
+  static Last last{0, 0, 0, false, {Algorithm::binomial, 0}};  // generation 0: never current
+  const bool one_node = s.channel->one_node();
+  if (last.generation != detail::g_tuning_generation || last.bytes != bytes ||
+      last.size != s.size || last.one_node != one_node)
+    last = {detail::g_tuning_generation, bytes, s.size, one_node, choose_anew(s, bytes)};
+  return last.choice;
+}
+
 int bcast(void* buf, int count, MPI_Datatype type, int root, const Comm& comm, Request* request,
           const char* fn) {
   detail::RangeState* s = nullptr;
@@ -170,9 +190,11 @@ int bcast(void* buf, int count, MPI_Datatype type, int root, const Comm& comm, R
   const long long bytes = detail::bytes_of(count, type);
   const Choice choice = choose(*s, bytes);
   const bool one_message = choice.algorithm == Algorithm::binomial && choice.cut_bytes == 0;
-  if (request == nullptr && one_message && bytes <= detail::kDirectTreeBytes &&
-      detail::direct_tree_bcast(*s, buf, count, type, root, &rc))
-    return detail::runner_result(comm, rc);
+  if (one_message && bytes <= detail::kDirectTreeBytes) {
+    if (request == nullptr && detail::direct_tree_bcast(*s, buf, count, type, root, &rc))
+      return detail::runner_result(comm, rc);
+    if (detail::relay_bcast(comm, buf, count, type, root, request, &rc)) return rc;
+  }
   return detail::run(comm, request, [&](detail::Plan& plan) {
     if (choice.algorithm == Algorithm::flat) {
       add_flat_bcast(plan, buf, count, type, root, s->rank, s->size);

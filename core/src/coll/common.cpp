@@ -180,43 +180,43 @@ void add_bcast(Plan& s, void* buf, int count, MPI_Datatype type, int root, int r
 
 bool direct_tree_bcast(RangeState& s, void* buf, int count, MPI_Datatype type, int root, int* rc) {
   if (!direct_tree_ready(s)) return false;
-  const int size = s.size;
-  const int v = relative(s.rank, root, size);
+  const TreeLinks links = binomial_links(s.rank, root, s.size);
   const int seq = peek_collective_seq(s);  // taken below, once nothing can fall back
-  int top = 1;  // v's lowest bit; for the root the power of two that covers the range
-  if (v != 0)
-    top = v & -v;
-  else
-    while (top < size) top <<= 1;
   MPI_Comm recv_lane = MPI_COMM_NULL;
   int recv_tag = 0;
-  if (v != 0) {
-    int slot = peer_slot(s, absolute(v - top, root, size));
+  if (links.parent >= 0) {
+    int slot = peer_slot(s, links.parent);
     if (slot < 0) return false;
     receive_envelope(s, slot, TagLayout::collective, seq, &recv_lane, &recv_tag);
   }
-  // The children v + m for powers of two m below v's lowest bit, farthest first (as add_bcast).
   MPI_Comm send_lane = MPI_COMM_NULL;
-  int send_tag[32];
-  int children = 0;
-  for (int m = top; (m >>= 1) > 0;) {
-    if (v + m >= size) continue;
-    if (!fast_send_envelope(s, absolute(v + m, root, size), TagLayout::collective, seq, &send_lane,
-                            &send_tag[children]))
+  int send_tag[kMaxRelayTargets];
+  for (int i = 0; i < links.children; ++i)
+    if (!fast_send_envelope(s, links.child[i], TagLayout::collective, seq, &send_lane,
+                            &send_tag[i]))
       return false;
-    ++children;
-  }
   next_collective_seq(s);
   *rc = MPI_SUCCESS;
-  if (v != 0)
-    *rc = MPI_Recv(buf, count, type, s.to_root(absolute(v - top, root, size)), recv_tag, recv_lane,
-                   MPI_STATUS_IGNORE);
-  int k = 0;
-  for (int m = top; *rc == MPI_SUCCESS && (m >>= 1) > 0;) {
-    if (v + m >= size) continue;
-    *rc = MPI_Send(buf, count, type, s.to_root(absolute(v + m, root, size)), send_tag[k++],
-                   send_lane);
-  }
+  if (links.parent >= 0)
+    *rc =
+        MPI_Recv(buf, count, type, s.to_root(links.parent), recv_tag, recv_lane, MPI_STATUS_IGNORE);
+  for (int i = 0; *rc == MPI_SUCCESS && i < links.children; ++i)
+    *rc = MPI_Send(buf, count, type, s.to_root(links.child[i]), send_tag[i], send_lane);
+  return true;
+}
+
+bool relay_bcast(const Comm& comm, void* buf, int count, MPI_Datatype type, int root,
+                 Request* request, int* rc) {
+  const auto& state = CommAccess::state(comm);
+  const TreeLinks links = binomial_links(state->rank, root, state->size);
+  Request local;
+  if (!start_relay(state, buf, count, type, links.parent, links.child, links.children,
+                   request ? request : &local, rc))
+    return false;
+  if (*rc != MPI_SUCCESS)
+    *rc = raise_mpi(state->errcomm(), *rc, "collective");
+  else if (request == nullptr)
+    *rc = Wait(&local, MPI_STATUS_IGNORE);
   return true;
 }
 

@@ -115,9 +115,16 @@ void add_exchange(Plan& s, std::vector<Part>& sends, const std::vector<Part>& re
 inline int lowest_bit(int v, int size) { return v == 0 ? size : (v & -v); }
 inline int subtree_span(int v, int size) { return std::min(lowest_bit(v, size), size - v); }
 
-// Rank arithmetic relative to a root.
-inline int relative(int rank, int root, int size) { return (rank - root + size) % size; }
-inline int absolute(int rel, int root, int size) { return (rel + root) % size; }
+// Rank arithmetic relative to a root (rank and root in 0 .. size - 1, rel in -size .. size - 1),
+// by a compare instead of a division: a small collective computes several per call.
+inline int relative(int rank, int root, int size) {
+  const int d = rank - root;
+  return d < 0 ? d + size : d;
+}
+inline int absolute(int rel, int root, int size) {
+  const int a = rel + root;
+  return a >= size ? a - size : a < 0 ? a + size : a;
+}
 
 // Collectives of at most this many bytes in all may go straight through MPI's blocking calls
 // without a plan (direct_tree_bcast, direct_tree_gather): messages both MPIs send eagerly.
@@ -128,6 +135,27 @@ inline bool direct_tree_ready(const RangeState& s) {
   return Runner::available() && s.channel->parked().empty();
 }
 
+// The binomial tree of a broadcast from `root`, seen from `rank` (ranks of the range): its
+// parent (-1 at the root) and its children, farthest first (the order add_bcast sends in).
+struct TreeLinks {
+  int parent = -1;
+  int children = 0;
+  int child[kMaxRelayTargets];
+};
+inline TreeLinks binomial_links(int rank, int root, int size) {
+  TreeLinks links;
+  const int v = relative(rank, root, size);
+  long long top = 1;  // v's lowest bit; for the root the power of two that covers the range
+  if (v != 0)
+    top = v & -v;
+  else
+    while (top < size) top <<= 1;
+  if (v != 0) links.parent = absolute(v - static_cast<int>(top), root, size);
+  for (long long m = top >> 1; m > 0; m >>= 1)
+    if (v + m < size) links.child[links.children++] = absolute(v + static_cast<int>(m), root, size);
+  return links;
+}
+
 // A blocking binomial-tree broadcast of one message per tree edge, straight through MPI's
 // blocking calls without a plan (the fixed cost of a small broadcast is what remains around
 // MPI's own). Only when it can go the whole way: a Runner would be available, and the message
@@ -136,6 +164,13 @@ inline bool direct_tree_ready(const RangeState& s) {
 // otherwise it does nothing and says false, and the caller runs the general plan. The sends go
 // one after another, each blocking: a child's receive waits for nothing but its parent.
 bool direct_tree_bcast(RangeState& s, void* buf, int count, MPI_Datatype type, int root, int* rc);
+
+// The same broadcast, blocking (request null) or not, as a relay on this process (start_relay):
+// the receive from the parent posted at once, the sends to the children when it is in, on
+// MPI's own requests. Returns false, doing nothing, when start_relay cannot take it; otherwise
+// the call's result (raised on failure) is in *rc.
+bool relay_bcast(const Comm& comm, void* buf, int count, MPI_Datatype type, int root,
+                 Request* request, int* rc);
 
 // Appends a binomial-tree broadcast of buf from root; with piece_count > 0 every tree edge
 // carries the message in pieces of piece_count elements.

@@ -21,8 +21,6 @@ std::vector<Operation*>& g_orphans = *new std::vector<Operation*>;
 
 void register_poller(PollerSlot slot, Poller poll) { g_pollers[static_cast<int>(slot)] = poll; }
 
-bool engine_busy() { return g_progress_needed.any() || g_pause_hook != nullptr; }
-
 void adopt_orphan(Operation* op) {
   g_orphans.push_back(op);
   ++g_progress_needed;

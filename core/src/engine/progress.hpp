@@ -46,8 +46,8 @@ void sweep_finished(std::vector<Op*>& ops, Finished finished) {
 
 // True when a blocking call must not block inside MPI: some operation of this process needs
 // progress, or the library runs under a lock shared by threads (Set_threaded), which a thread
-// blocked inside MPI would hold.
-bool engine_busy();
+// blocked inside MPI would hold. Inline: every small blocking collective asks.
+inline bool engine_busy() { return g_progress_needed.any() || g_pause_hook != nullptr; }
 
 // The one backoff of every wait loop (rangecomm/embedding.hpp, shared with the shim).
 using rangecomm::Backoff;

@@ -10,25 +10,27 @@ struct SelfMessage;
 
 struct RequestAccess {
   static void set_done(Request* r, int source, int tag) {
-    *r = Request();
-    r->kind_ = Request::Kind::done;
-    r->source_ = source;
-    r->tag_ = tag;
+    set(r, Request::Kind::done, source, tag, MPI_REQUEST_NULL, nullptr, MPI_COMM_NULL);
   }
   // errcomm: whose error handler hears of a failure found at completion.
   static void set_native(Request* r, MPI_Request native, bool is_recv, int source, int tag,
                          MPI_Comm errcomm) {
-    *r = Request();
-    r->kind_ = is_recv ? Request::Kind::native_recv : Request::Kind::native_send;
-    r->native_ = native;
-    r->source_ = source;
-    r->tag_ = tag;
-    r->errcomm_ = errcomm;
+    set(r, is_recv ? Request::Kind::native_recv : Request::Kind::native_send, source, tag, native,
+        nullptr, errcomm);
   }
   // Takes over the caller's reference to op.
   static void set_op(Request* r, Operation* op, MPI_Comm errcomm) {
-    *r = Request();
-    r->kind_ = Request::Kind::op;
+    set(r, Request::Kind::op, MPI_PROC_NULL, MPI_ANY_TAG, MPI_REQUEST_NULL, op, errcomm);
+  }
+  // Every field, after releasing what r held (nothing, for the fresh or completed request a
+  // call is given: the test is all it costs).
+  static void set(Request* r, Request::Kind kind, int source, int tag, MPI_Request native,
+                  Operation* op, MPI_Comm errcomm) {
+    if (r->kind_ != Request::Kind::null) r->release();
+    r->kind_ = kind;
+    r->source_ = source;
+    r->tag_ = tag;
+    r->native_ = native;
     r->op_ = op;
     r->errcomm_ = errcomm;
   }

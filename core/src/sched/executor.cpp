@@ -1,14 +1,14 @@
 // Running schedules: posting a round's sends and receives (under the peers' slots, or from
 // parked messages), the nonblocking operation that advances a started schedule in every
 // progress() call, and the blocking Runner that carries a plan out inside MPI's blocking calls.
-#include "sched/schedule.hpp"
-
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
 
 #include "engine/progress.hpp"
 #include "p2p/matching.hpp"
+#include "sched/running.hpp"
+#include "sched/schedule.hpp"
 #include "util/block_stack.hpp"
 #include "util/reduce_local.hpp"
 #include "util/status.hpp"
@@ -39,12 +39,6 @@ int next_collective_seq(RangeState& range) {
   return seq;
 }
 
-namespace {
-
-constexpr int kDeferred = -1;  // post_recv: the sender's binding has not arrived yet
-
-// Posts a receive of a collective step: from the parked messages if the matching engine took
-// it out of MPI, else under its sender's slot; kDeferred when that slot is not known yet.
 int post_recv(const Step& s, RangeState& range, int seq, MPI_Request* req) {
   int root_source = range.to_root(s.peer);
   Parked p;
@@ -57,6 +51,16 @@ int post_recv(const Step& s, RangeState& range, int seq, MPI_Request* req) {
   receive_envelope(range, slot, TagLayout::collective, seq, &lane, &tag);
   return MPI_Irecv(s.out, s.count, s.type, root_source, tag, lane, req);
 }
+
+void release_posted(MPI_Request* requests, int count) {
+  for (int i = 0; i < count; ++i) {
+    if (requests[i] == MPI_REQUEST_NULL) continue;
+    MPI_Cancel(&requests[i]);
+    MPI_Request_free(&requests[i]);
+  }
+}
+
+namespace {
 
 // The lane and tag of a collective step's send (after a binding or header it needs), or *sent
 // when the step's first message to its peer went inside the binding.
@@ -216,17 +220,35 @@ bool run_single_transfers(const Step* begin, const Step* end, RangeState& range,
   return true;
 }
 
-// Cancels and releases whatever is still posted, so nothing of a failed collective lingers.
 void release_posted(std::vector<MPI_Request>* requests) {
-  for (MPI_Request& r : *requests) {
-    if (r == MPI_REQUEST_NULL) continue;
-    MPI_Cancel(&r);
-    MPI_Request_free(&r);
-  }
+  detail::release_posted(requests->data(), static_cast<int>(requests->size()));
   requests->clear();
 }
 
 }  // namespace
+
+namespace {
+// Each holds a reference. Never destroyed, so that operations still listed at exit (finished
+// ones wait for the next progress call) stay reachable rather than leaked.
+std::vector<RunningOp*>& g_running = *new std::vector<RunningOp*>;
+bool g_sweeping_running = false;
+}  // namespace
+
+void RunningOp::keep_running() {
+  ref();
+  g_running.push_back(this);
+  ++g_progress_needed;
+}
+
+void RunningOp::leave_running() {
+  if (g_sweeping_running) return;
+  auto it = std::find(g_running.begin(), g_running.end(), this);
+  if (it == g_running.end()) return;
+  *it = g_running.back();
+  g_running.pop_back();
+  --g_progress_needed;
+  unref();  // the list's reference; the request still holds its own
+}
 
 namespace {
 
@@ -234,7 +256,7 @@ namespace {
 // Blocks of finished CollectiveOps, for the next (its operator new).
 BlockStack<16> g_spare_ops{};
 
-class CollectiveOp final : public Operation {
+class CollectiveOp final : public RunningOp {
  public:
   CollectiveOp(std::shared_ptr<RangeState> range, SchedulePtr s)
       : range_(std::move(range)), schedule_(std::move(s)), seq_(next_collective_seq(*range_)) {}
@@ -261,18 +283,9 @@ class CollectiveOp final : public Operation {
   }
   void cancel() override {}  // MPI: collectives cannot be cancelled
 
-  // Returns true once complete.
-  bool advance();
+  bool advance() override;
 
  private:
-  // Drops a collective completed through its request from the running list at once, as the
-  // next progress call would: while it is listed the engine counts as busy, which sends every
-  // later blocking call of this process (a collective's Runner, a Wait inside MPI) down its
-  // slower polling path (2 ranks: a 4-byte Gather after an Ibcast took 0.20 us instead of
-  // 0.14). Not while the list is being swept: a user-defined operation the sweep runs could
-  // complete a request.
-  void leave_running();
-
   int start_round(size_t r);
   void fail(int rc);
 
@@ -288,21 +301,6 @@ class CollectiveOp final : public Operation {
   bool done_ = false;
   int rc_ = MPI_SUCCESS;
 };
-
-// Each holds a reference. Never destroyed, so that operations still listed at exit (finished
-// ones wait for the next progress call) stay reachable rather than leaked.
-std::vector<CollectiveOp*>& g_running = *new std::vector<CollectiveOp*>;
-bool g_sweeping_running = false;
-
-void CollectiveOp::leave_running() {
-  if (g_sweeping_running) return;
-  auto it = std::find(g_running.begin(), g_running.end(), this);
-  if (it == g_running.end()) return;
-  *it = g_running.back();
-  g_running.pop_back();
-  --g_progress_needed;
-  unref();  // the list's reference; the request still holds its own
-}
 
 bool CollectiveOp::advance() {
   while (!done_) {
@@ -387,11 +385,7 @@ int start_schedule(const std::shared_ptr<RangeState>& range, SchedulePtr schedul
   if (rc != MPI_SUCCESS) return rc;
   schedule->hold_ops();
   auto* c = new CollectiveOp(range, std::move(schedule));
-  if (!c->advance()) {
-    c->ref();
-    g_running.push_back(c);
-    ++g_progress_needed;
-  }
+  if (!c->advance()) c->keep_running();
   *op = c;
   return MPI_SUCCESS;
 }
@@ -424,15 +418,14 @@ int run_transfers_blocking(const Step* begin, const Step* end, RangeState& range
 
 }  // namespace
 
-namespace {
-// The Runner at work (there is at most one), its round's sends and receives, and its scratch
-// memory; kept between collectives so that a warm blocking collective allocates nothing.
 bool g_runner_active = false;
+
+namespace {
+// The Runner's round of sends and receives, and its scratch memory; kept between collectives so
+// that a warm blocking collective allocates nothing.
 std::vector<Step>& g_runner_round = *new std::vector<Step>;
 ScratchBlocks& g_runner_scratch = *new ScratchBlocks;
 }  // namespace
-
-bool Runner::available() { return !g_runner_active && !engine_busy(); }
 
 Runner::Runner(RangeState& range) : range_(range), seq_(next_collective_seq(range)) {
   g_runner_active = true;
@@ -483,7 +476,7 @@ namespace {
 void advance_collectives() {
   const bool nested = g_sweeping_running;
   g_sweeping_running = true;
-  sweep_finished(g_running, [](CollectiveOp* c) { return c->advance(); });
+  sweep_finished(g_running, [](RunningOp* op) { return op->advance(); });
   g_sweeping_running = nested;
 }
 

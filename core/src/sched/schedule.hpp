@@ -14,6 +14,8 @@
 
 #include "comm/range.hpp"
 #include "engine/operation.hpp"
+#include "engine/progress.hpp"
+#include "rangecomm/request.hpp"
 
 namespace rangecomm::detail {
 
@@ -134,6 +136,9 @@ class Schedule final : public Plan {
   std::vector<const Step*> deferred_;
 };
 
+// Whether a Runner is at work (there is at most one).
+extern bool g_runner_active;
+
 // Carries out a blocking collective as its algorithm writes it: local steps at once, a round's
 // sends and receives when the round ends (where a Schedule would post them: after the round's
 // local steps), waiting for them inside MPI's own blocking calls. After a failed step the rest
@@ -144,7 +149,7 @@ class Runner final : public Plan {
   // progress and no other thread shares the library (!engine_busy()), so that blocking in MPI
   // cannot stall another operation of this process and MPI may wait the way it likes (yield,
   // sleep); and no other Runner is at work (a user-defined operation could call a collective).
-  static bool available();
+  static bool available() { return !g_runner_active && !engine_busy(); }
   // Takes the range's next collective sequence number.
   explicit Runner(RangeState& range);
   ~Runner();
@@ -188,6 +193,19 @@ int start_schedule(const std::shared_ptr<RangeState>& range, SchedulePtr schedul
 // the engine).
 bool start_single_native(RangeState& range, Schedule& schedule, MPI_Request* native, bool* is_recv,
                          int* rc);
+
+// A relay: one message received from range rank `from` (-1: this process holds it already),
+// then sent on to each of the ranks to[0 .. n) in that order, under the range's next collective
+// sequence number, straight on MPI's requests without a schedule (a binomial tree broadcast of
+// one message per edge, nonblocking). Only for a predefined datatype (the sends are posted
+// after the call returns, when the caller may have freed a derived one). When every send's
+// peer has its binding and the receive can be posted now (its sender's slot is known, or its
+// message was parked), starts it and returns true: *request is MPI's own request when the
+// relay is a single message, an operation the engine advances otherwise, and *rc the result
+// of posting (on failure *request is left alone). Otherwise returns false, taking nothing.
+constexpr int kMaxRelayTargets = 31;  // a binomial tree's children on up to 2^31 processes
+bool start_relay(const std::shared_ptr<RangeState>& range, void* buf, int count, MPI_Datatype type,
+                 int from, const int* to, int n, Request* request, int* rc);
 
 // The next collective sequence number of a range (every member calls collectives in the same
 // order, so they agree without talking).
