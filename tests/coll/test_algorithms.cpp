@@ -219,7 +219,7 @@ struct Family {
 
 const std::vector<Family> kFamilies = {
     {"BARRIER", {"direct", "dissemination"}, [](Pair& pr, int) { check_barrier(pr); }},
-    {"BCAST", {"binomial", "flat", "chain"}, check_bcast},
+    {"BCAST", {"binomial", "flat", "chain", "scatter_allgather"}, check_bcast},
     {"REDUCE", {"binomial", "rabenseifner", "ring"}, check_reductions},
     {"ALLREDUCE",
      {"direct", "reduce_bcast", "recursive_doubling", "rabenseifner", "ring"},

@@ -108,6 +108,9 @@ const std::vector<Setting> kBcastSettings = {
       {"RANGECOMM_BCAST_PIECED_BYTES", "0"},
       {"RANGECOMM_BCAST_FLAT_BYTES", "1"},
       {"RANGECOMM_BCAST_FLAT_PROCS", "1000000000"}}},
+    // Across nodes only by default; here on every shape and count (recursive doubling on sizes
+    // that are powers of two, a ring on the others; blocks of 0 bytes where count < size).
+    {"scatter and allgather", {{"RANGECOMM_BCAST_ALGORITHM", "scatter_allgather"}}},
 };
 
 // "defaults" runs the direct allreduce on the small counts and recursive doubling on 1000 ints;

@@ -266,6 +266,8 @@ inline int span_length(const Blocks& b, int lo, int hi) {
 // Appends a pipelined chain broadcast in segments of segment_count elements.
 void add_chain_bcast(Plan& s, void* buf, int count, MPI_Datatype type, int root, int rank, int size,
                      int segment_count);
+// Appends a scatter + allgather broadcast of the n bytes at raw (bcast.cpp says how).
+void add_scatter_allgather_bcast(Plan& s, void* raw, int n, int root, int rank, int size);
 // Appends a binomial-tree reduction to root (rank order kept for non-commutative ops); on the
 // root the result lands in recvbuf. sendbuf may equal recvbuf on the root (in place).
 void add_reduce(Plan& s, const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
