@@ -255,22 +255,13 @@ Choice choose(const detail::RangeState& s, long long bytes) {
   return last.choice;
 }
 
-int bcast(void* buf, int count, MPI_Datatype type, int root, const Comm& comm, Request* request,
-          const char* fn) {
-  detail::RangeState* s = nullptr;
-  int rc = detail::check_comm(comm, fn, &s);
-  if (rc == MPI_SUCCESS) rc = detail::check_root(*s, root, fn);
-  if (rc == MPI_SUCCESS) rc = detail::check_buffer(*s, count, type, fn);
-  if (rc != MPI_SUCCESS) return rc;
-  if (count == 0 || s->size == 1) return detail::run(comm, request, [](detail::Plan&) {});
-  const long long bytes = detail::bytes_of(count, type);
-  const Choice choice = choose(*s, bytes);
+// A broadcast by a plan (out of line: the small broadcasts that go without one, below, then
+// keep their own call lean).
+[[gnu::noinline]] int planned_bcast(void* buf, int count, MPI_Datatype type, int root,
+                                    const Comm& comm, Request* request, long long bytes,
+                                    Choice choice) {
+  const detail::RangeState* s = detail::CommAccess::of(comm);
   const bool one_message = choice.algorithm == Algorithm::binomial && choice.cut_bytes == 0;
-  if (one_message && bytes <= detail::kDirectTreeBytes) {
-    if (request == nullptr && detail::direct_tree_bcast(*s, buf, count, type, root, &rc))
-      return detail::runner_result(comm, rc);
-    if (detail::relay_bcast(comm, buf, count, type, root, request, &rc)) return rc;
-  }
   return detail::run(comm, request, [&](detail::Plan& plan) {
     if (choice.algorithm == Algorithm::flat) {
       add_flat_bcast(plan, buf, count, type, root, s->rank, s->size);
@@ -290,6 +281,25 @@ int bcast(void* buf, int count, MPI_Datatype type, int root, const Comm& comm, R
         detail::add_chain_bcast(plan, raw, n, MPI_PACKED, root, s->rank, s->size, choice.cut_bytes);
     });
   });
+}
+
+int bcast(void* buf, int count, MPI_Datatype type, int root, const Comm& comm, Request* request,
+          const char* fn) {
+  detail::RangeState* s = nullptr;
+  int rc = detail::check_comm(comm, fn, &s);
+  if (rc == MPI_SUCCESS) rc = detail::check_root(*s, root, fn);
+  if (rc == MPI_SUCCESS) rc = detail::check_buffer(*s, count, type, fn);
+  if (rc != MPI_SUCCESS) return rc;
+  if (count == 0 || s->size == 1) return detail::run(comm, request, [](detail::Plan&) {});
+  const long long bytes = detail::bytes_of(count, type);
+  const Choice choice = choose(*s, bytes);
+  if (choice.algorithm == Algorithm::binomial && choice.cut_bytes == 0 &&
+      bytes <= detail::kDirectTreeBytes) {
+    if (request == nullptr && detail::direct_tree_bcast(*s, buf, count, type, root, &rc))
+      return detail::runner_result(comm, rc);
+    if (detail::relay_bcast(comm, buf, count, type, root, request, &rc)) return rc;
+  }
+  return planned_bcast(buf, count, type, root, comm, request, bytes, choice);
 }
 }  // namespace
 

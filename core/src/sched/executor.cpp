@@ -33,12 +33,6 @@ int local_copy(const void* in, int in_count, MPI_Datatype in_type, void* out, in
                       MPI_STATUS_IGNORE);
 }
 
-int next_collective_seq(RangeState& range) {
-  int seq = peek_collective_seq(range);
-  ++range.coll_seq;
-  return seq;
-}
-
 int post_recv(const Step& s, RangeState& range, int seq, MPI_Request* req) {
   int root_source = range.to_root(s.peer);
   Parked p;

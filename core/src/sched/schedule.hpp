@@ -207,12 +207,16 @@ constexpr int kMaxRelayTargets = 31;  // a binomial tree's children on up to 2^3
 bool start_relay(const std::shared_ptr<RangeState>& range, void* buf, int count, MPI_Datatype type,
                  int from, const int* to, int n, Request* request, int* rc);
 
-// The next collective sequence number of a range (every member calls collectives in the same
-// order, so they agree without talking).
-int next_collective_seq(RangeState& range);
 // The number next_collective_seq will give, without taking it.
 inline int peek_collective_seq(const RangeState& range) {
   return static_cast<int>(range.coll_seq & TagLayout::max_payload);
+}
+// The next collective sequence number of a range (every member calls collectives in the same
+// order, so they agree without talking).
+inline int next_collective_seq(RangeState& range) {
+  const int seq = peek_collective_seq(range);
+  ++range.coll_seq;
+  return seq;
 }
 
 // Copies count elements of in_type at in to out_count elements of out_type at out (equal type
