@@ -24,7 +24,9 @@ class Request {
   Request& operator=(Request&& other) noexcept;
   Request(const Request&) = delete;
   Request& operator=(const Request&) = delete;
-  ~Request();
+  ~Request() {
+    if (kind_ != Kind::null) release();
+  }
 
   bool is_null() const { return kind_ == Kind::null; }
 

@@ -29,8 +29,7 @@ void PeerTable::make(int size) {
   used_ = 0;
 }
 
-PeerLink& PeerTable::at(int r) {
-  if (dense()) return entries_[static_cast<unsigned>(r)].link;
+PeerLink& PeerTable::open_at(int r) {
   std::uint32_t i = probe(r);
   if (entries_[i].rank == r) return entries_[i].link;
   if (2 * (used_ + 1) > mask_ + 1) {  // at most half full: probes stay short

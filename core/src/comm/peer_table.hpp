@@ -37,7 +37,7 @@ class PeerTable {
     return const_cast<PeerLink*>(static_cast<const PeerTable*>(this)->find(r));
   }
   // The entry of rank r, made when missing (the table must be made).
-  PeerLink& at(int r);
+  PeerLink& at(int r) { return dense() ? entries_[static_cast<unsigned>(r)].link : open_at(r); }
 
   // Entries held: the communicator's size when dense, the open table's capacity otherwise.
   std::size_t entries() const { return entries_.size(); }
@@ -50,6 +50,7 @@ class PeerTable {
   };
 
   bool dense() const { return mask_ == 0; }
+  PeerLink& open_at(int r);  // at() on the open table
   std::uint32_t home(int r) const {
     return (static_cast<std::uint32_t>(r) * 0x9E3779B1u) >> shift_;  // Fibonacci hashing
   }

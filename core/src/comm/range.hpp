@@ -116,7 +116,12 @@ int send_with_binding(RangeState& s, int dest, int payload, const void* buf, int
                       MPI_Datatype type, bool* sent);
 // The slot s's rank `r` sends under, or -1 while its binding has not arrived (or it sends
 // without a slot).
-int peer_slot(RangeState& s, int r);
+// Inline while the slot is known (every message after the first from r).
+int peer_slot_lookup(RangeState& s, PeerLink& link, int r);
+inline int peer_slot(RangeState& s, int r) {
+  PeerLink& link = s.peer(r);
+  return link.slot >= 0 ? link.slot : peer_slot_lookup(s, link, r);
+}
 // The lane communicator and tag of a message from s's rank r sent under `slot`.
 inline void receive_envelope(const RangeState& s, int slot, TagLayout::Kind kind, int payload,
                              MPI_Comm* comm, int* tag) {

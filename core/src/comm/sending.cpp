@@ -74,9 +74,8 @@ int send_with_binding(RangeState& s, int dest, int payload, const void* buf, int
   return rc;
 }
 
-int peer_slot(RangeState& s, int r) {
-  PeerLink& link = s.peer(r);
-  if (link.slot < 0) link.slot = s.channel->bound_slot(s.to_root(r), s.id);
+int peer_slot_lookup(RangeState& s, PeerLink& link, int r) {
+  link.slot = s.channel->bound_slot(s.to_root(r), s.id);
   return link.slot;
 }
 

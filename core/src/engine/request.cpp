@@ -29,8 +29,6 @@ Request& Request::operator=(Request&& other) noexcept {
   return *this;
 }
 
-Request::~Request() { release(); }
-
 void Request::take(Request& other) noexcept {
   kind_ = other.kind_;
   source_ = other.source_;

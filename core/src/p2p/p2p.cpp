@@ -106,11 +106,11 @@ int send(const void* buf, int count, MPI_Datatype type, int dest, int tag, const
   return request ? MPI_SUCCESS : Wait(&local, MPI_STATUS_IGNORE);
 }
 
-// Takes a message that is already out of MPI's queue (parked, or sent to self), if one matches.
-bool receive_taken(const std::shared_ptr<RangeState>& sp, void* buf, int count, MPI_Datatype type,
-                   int source, int tag, Request* request, int* rc) {
+// receive_taken when something is out of MPI's queue.
+[[gnu::noinline]] bool receive_taken_slow(const std::shared_ptr<RangeState>& sp, void* buf,
+                                          int count, MPI_Datatype type, int source, int tag,
+                                          Request* request, int* rc) {
   RangeState& s = *sp;
-  if (s.channel->parked().empty() && !s.match) return false;  // the common case, at once
   if (source != s.rank) {
     int root_source = source == MPI_ANY_SOURCE ? MPI_ANY_SOURCE : s.to_root(source);
     detail::Parked p;
@@ -136,6 +136,14 @@ bool receive_taken(const std::shared_ptr<RangeState>& sp, void* buf, int count, 
     }
   }
   return false;
+}
+
+// Takes a message that is already out of MPI's queue (parked, or sent to self), if one matches.
+// The common case, nothing taken out of MPI and no self-message, is answered inline.
+inline bool receive_taken(const std::shared_ptr<RangeState>& sp, void* buf, int count,
+                          MPI_Datatype type, int source, int tag, Request* request, int* rc) {
+  if (sp->channel->parked().empty() && !sp->match) return false;
+  return receive_taken_slow(sp, buf, count, type, source, tag, request, rc);
 }
 
 // Posts a receive. For a blocking call (blocking = true) on the direct path with nothing in the

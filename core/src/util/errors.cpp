@@ -66,8 +66,7 @@ const char* message_of(int code) {
   return m.code == code ? m.text : nullptr;
 }
 
-int raise_mpi(MPI_Comm comm, int code, const char* what) {
-  if (code == MPI_SUCCESS) return code;
+int raise_mpi_failure(MPI_Comm comm, int code, const char* what) {
   int error_class = MPI_ERR_OTHER;
   MPI_Error_class(code, &error_class);
   char text[MPI_MAX_ERROR_STRING];
