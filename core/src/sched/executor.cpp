@@ -234,6 +234,14 @@ void RunningOp::keep_running() {
   ++g_progress_needed;
 }
 
+bool RunningOp::test(MPI_Status* status, int* rc) {
+  if (!advance()) return false;
+  leave_running();
+  set_empty_status(status);
+  *rc = rc_;
+  return true;
+}
+
 void RunningOp::leave_running() {
   if (g_sweeping_running) return;
   auto it = std::find(g_running.begin(), g_running.end(), this);
@@ -246,36 +254,12 @@ void RunningOp::leave_running() {
 
 namespace {
 
-// A running schedule. Advanced by test() on its request and by every progress() call.
-// Blocks of finished CollectiveOps, for the next (its operator new).
-BlockStack<16> g_spare_ops{};
-
-class CollectiveOp final : public RunningOp {
+// A running schedule. A process runs few collectives at once: a warm nonblocking collective
+// calls the allocator for neither its operation (Recycled) nor its schedule (the pool).
+class CollectiveOp final : public RunningOp, public Recycled<CollectiveOp, 16> {
  public:
   CollectiveOp(std::shared_ptr<RangeState> range, SchedulePtr s)
       : range_(std::move(range)), schedule_(std::move(s)), seq_(next_collective_seq(*range_)) {}
-
-  // A process runs few collectives at once: a warm nonblocking collective then calls the
-  // allocator for neither its operation nor its schedule.
-  static void* operator new(std::size_t bytes) {
-    if (bytes == sizeof(CollectiveOp))
-      if (void* kept = g_spare_ops.take()) return kept;
-    return ::operator new(bytes);
-  }
-  static void operator delete(void* p, std::size_t bytes) noexcept {
-    if (bytes == sizeof(CollectiveOp) && g_spare_ops.keep(p)) return;
-    ::operator delete(p);
-  }
-
-  bool test(MPI_Status* status, int* rc) override {
-    advance();
-    if (!done_) return false;
-    leave_running();
-    set_empty_status(status);
-    *rc = rc_;
-    return true;
-  }
-  void cancel() override {}  // MPI: collectives cannot be cancelled
 
   bool advance() override;
 
@@ -293,7 +277,6 @@ class CollectiveOp final : public RunningOp {
   int seq_;
   size_t next_round_ = 0;
   bool done_ = false;
-  int rc_ = MPI_SUCCESS;
 };
 
 bool CollectiveOp::advance() {

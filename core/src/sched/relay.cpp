@@ -3,24 +3,16 @@
 // process of its tree, and the schedule engine's generality (a plan recorded, its datatypes
 // held, rounds posted from a list) was most of its cost: about 1500 instructions of the
 // library's own per call at a root of 3 processes, against a few hundred here.
-#include <cstddef>
-
-#include "engine/progress.hpp"
 #include "engine/request_access.hpp"
 #include "sched/running.hpp"
 #include "sched/schedule.hpp"
-#include "util/block_stack.hpp"
-#include "util/status.hpp"
 #include "util/type_facts.hpp"
 
 namespace rangecomm::detail {
 
 namespace {
 
-// Blocks of finished RelayOps, for the next (its operator new).
-BlockStack<8> g_spare_relays{};
-
-class RelayOp final : public RunningOp {
+class RelayOp final : public RunningOp, public Recycled<RelayOp, 8> {
  public:
   // The sends to dest[0 .. n) with their tags on `lane`, after the receive `recv` when
   // `receiving` (else at once, by start()).
@@ -34,31 +26,12 @@ class RelayOp final : public RunningOp {
     }
   }
 
-  static void* operator new(std::size_t bytes) {
-    if (bytes == sizeof(RelayOp))
-      if (void* kept = g_spare_relays.take()) return kept;
-    return ::operator new(bytes);
-  }
-  static void operator delete(void* p, std::size_t bytes) noexcept {
-    if (bytes == sizeof(RelayOp) && g_spare_relays.keep(p)) return;
-    ::operator delete(p);
-  }
-
   // Starts it with the receive already posted as `recv` (receiving), or with the sends.
   void start(bool receiving, MPI_Request recv) {
     receiving_ = receiving;
     recv_ = recv;
     if (!receiving_) post_sends();
   }
-
-  bool test(MPI_Status* status, int* rc) override {
-    if (!advance()) return false;
-    leave_running();
-    set_empty_status(status);
-    *rc = rc_;
-    return true;
-  }
-  void cancel() override {}  // MPI: collectives cannot be cancelled
 
   bool advance() override {
     if (done_) return true;
@@ -104,7 +77,6 @@ class RelayOp final : public RunningOp {
   MPI_Request recv_ = MPI_REQUEST_NULL;
   bool receiving_ = false;
   bool done_ = false;
-  int rc_ = MPI_SUCCESS;
   int targets_;
   int dest_[kMaxRelayTargets];  // ranks of the root
   int tag_[kMaxRelayTargets];

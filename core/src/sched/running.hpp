@@ -8,20 +8,27 @@
 #include "comm/range.hpp"
 #include "engine/operation.hpp"
 #include "sched/schedule.hpp"
+#include "util/block_stack.hpp"
 
 namespace rangecomm::detail {
 
-// A nonblocking operation of the schedule engine, advanced by test() on its request and, while
-// listed, by every progress() call.
+// A nonblocking collective the schedule engine runs, advanced by test() on its request and,
+// while listed, by every progress() call. Complete, it reports rc_ with an empty status.
 class RunningOp : public Operation {
  public:
-  // Advances the operation without blocking; true once it is complete.
+  // Advances the operation without blocking; true once it is complete (then rc_ is its result).
   virtual bool advance() = 0;
   // Lists the operation, with a reference of the list's own: every progress() call advances it
   // until it completes. For one that advance() did not complete when it was started.
   void keep_running();
 
+  bool test(MPI_Status* status, int* rc) final;
+  void cancel() final {}  // MPI: collectives cannot be cancelled
+
  protected:
+  int rc_ = MPI_SUCCESS;
+
+ private:
   // Drops an operation completed through its request from the list at once, as the next
   // progress call would: while it is listed the engine counts as busy, which sends every later
   // blocking call of this process (a collective's Runner, a Wait inside MPI) down its slower

@@ -26,4 +26,20 @@ struct BlockStack {
   }
 };
 
+// A base that gives class T an operator new and delete recycling up to Capacity blocks of
+// sizeof(T) (running collectives, relays): a warm program then calls the allocator for none.
+template <class T, std::size_t Capacity>
+struct Recycled {
+  static void* operator new(std::size_t bytes) {
+    if (bytes == sizeof(T))
+      if (void* kept = spare.take()) return kept;
+    return ::operator new(bytes);
+  }
+  static void operator delete(void* p, std::size_t bytes) noexcept {
+    if (bytes == sizeof(T) && spare.keep(p)) return;
+    ::operator delete(p);
+  }
+  static inline BlockStack<Capacity> spare{};
+};
+
 }  // namespace rangecomm::detail
