@@ -49,17 +49,15 @@ void add_scatter_allgather_bcast(Plan& s, void* raw, int n, int root, int rank, 
   auto scattered = [&](int x, int first, int count) {  // blocks x holds after the scatter
     return first >= x && first + count <= x + subtree_span(x, size);
   };
-  const int v = relative(rank, root, size), low = lowest_bit(v, size);
-  if (v != 0) {
-    s.recv(blocks.at(v), bytes(v, subtree_span(v, size)), MPI_PACKED, peer(v - low));
+  const int v = relative(rank, root, size);
+  const TreeLinks tree = binomial_links(rank, root, size);
+  if (tree.parent >= 0) {
+    s.recv(blocks.at(v), bytes(v, subtree_span(v, size)), MPI_PACKED, tree.parent);
     s.end_round();
   }
-  long long top = 1;
-  while (top < low) top <<= 1;
-  for (long long m = top >> 1; m > 0; m >>= 1) {  // the farthest child first, as add_bcast
-    const int child = v + static_cast<int>(m);
-    if (m < low && child < size)
-      s.send(blocks.at(child), bytes(child, subtree_span(child, size)), MPI_PACKED, peer(child));
+  for (int i = 0; i < tree.children; ++i) {
+    const int child = relative(tree.child[i], root, size);
+    s.send(blocks.at(child), bytes(child, subtree_span(child, size)), MPI_PACKED, tree.child[i]);
   }
   s.end_round();
   if ((size & (size - 1)) == 0) {
