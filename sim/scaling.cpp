@@ -7,7 +7,9 @@
 //   sim_scaling.so EXPERIMENT [--reps R] [--per-rank N] [--variants V,...]
 //
 //   create  a communicator of each half of the processes, then freeing it: Split_Comm against
-//           MPI_Comm_create_group and MPI_Comm_split (paper Fig. 6)
+//           MPI_Comm_create_group and MPI_Comm_split (paper Fig. 6), and against a model of
+//           MPICH's and Open MPI's creation (model_*: their context-id agreement's messages
+//           and their measured local work)
 //   fig7    that creation plus one broadcast of 1024 ints in the new communicator (Fig. 7)
 //   coll    Bcast and Allreduce of 1, 1024 and 65536 ints on all processes (Fig. 9's sizes)
 //   iscan   Iscan of one int, started and waited for (Fig. 4)
@@ -112,6 +114,156 @@ MPI_Comm native_half(bool split) {
   return out;
 }
 
+// Native creation as MPICH 4.0 and Open MPI 4.1 make it, as a model: SMPI creates a communicator
+// without agreeing on a context id, which both libraries do in messages, so the model sends those
+// messages over the simulated network, in the algorithms each library's source uses for them,
+// and adds the local work of a creation as measured on real MPI at 2 ranks (where the half is one
+// process and no message is sent) or fitted from there. Local work that grows with the group
+// (tables of members, split's sort of the (color, key) pairs) is left out, so the model is a
+// lower bound of native creation, above SMPI's idealised one.
+//   MPICH create_group: one all-reduction (bitwise and) of its 65-int mask of free context ids
+//     over the group, by recursive doubling in point-to-point messages on the parent
+//     (MPII_Allreduce_group).
+//   MPICH split: an allgather of each process's (color, key) over the parent (Bruck's, as MPICH
+//     takes for small blocks), then the mask's all-reduction over the parent (recursive
+//     doubling).
+//   Open MPI create_group: three all-reductions of one int over the group, each up and down a
+//     binary tree of point-to-point messages (ompi_comm_allreduce_group_nb): the next context
+//     id's maximum and the agreement's minimum, then the activation's.
+//   Open MPI split: the allgather over the parent, then those three all-reductions over the
+//     parent as libnbc's nonblocking all-reduction makes small ones: a binomial tree's reduction
+//     and broadcast.
+struct NativeModel {
+  const char* name;
+  bool open_mpi, split;
+  // Measured on real MPI at 2 ranks (docs/scaling.md), less what the model's messages take at 2
+  // processes on that machine's network (0.3 us, 5.7 GB/s): none for a half of one process,
+  // 0.8 us for MPICH's split, 2.1 us for Open MPI's.
+  double local_seconds;
+};
+constexpr NativeModel kNativeModels[] = {
+    {"model_mpich_create_group", false, false, 1.0e-6},
+    {"model_mpich_split", false, true, 8.2e-6},
+    {"model_openmpi_create_group", true, false, 3.6e-6},
+    {"model_openmpi_split", true, true, 3.1e-6},
+};
+constexpr int kMaskInts = 65, kModelTag = 4242;
+
+enum class Shape { recursive_doubling, binary_tree, binomial_tree };
+
+// An all-reduction of count ints over the members first..first+size-1 of the world in
+// point-to-point messages; rank is this process's place among them. Recursive doubling folds the
+// members beyond the largest power of two into their partners first and gives them the result
+// last. The trees reduce up to member 0, then broadcast down: a binary tree's children of r are
+// 2r+1 and 2r+2, a binomial tree's r+1, r+2, r+4, ... below r's lowest set bit.
+void group_allreduce(int* data, int count, MPI_Op op, int first, int size, int rank, Shape shape) {
+  std::vector<int> in(static_cast<size_t>(count));
+  auto recv_reduce = [&](int from) {
+    MPI_Recv(in.data(), count, MPI_INT, first + from, kModelTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Reduce_local(in.data(), data, count, MPI_INT, op);
+  };
+  auto send = [&](int to) {
+    MPI_Send(data, count, MPI_INT, first + to, kModelTag, MPI_COMM_WORLD);
+  };
+  auto recv = [&](int from) {
+    MPI_Recv(data, count, MPI_INT, first + from, kModelTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  };
+  if (shape == Shape::binary_tree) {
+    for (int child : {2 * rank + 1, 2 * rank + 2})
+      if (child < size) recv_reduce(child);
+    if (rank > 0) {
+      send((rank - 1) / 2);
+      recv((rank - 1) / 2);
+    }
+    for (int child : {2 * rank + 1, 2 * rank + 2})
+      if (child < size) send(child);
+    return;
+  }
+  if (shape == Shape::binomial_tree) {
+    int top = 1;  // rank's lowest set bit; for member 0 the power of two that covers the group
+    while (top < size && (rank & top) == 0) {
+      if (rank + top < size) recv_reduce(rank + top);
+      top <<= 1;
+    }
+    if (rank > 0) {
+      send(rank - top);
+      recv(rank - top);
+    }
+    for (int m = top >> 1; m > 0; m >>= 1)
+      if (rank + m < size) send(rank + m);
+    return;
+  }
+  int pof2 = 1;
+  while (pof2 * 2 <= size) pof2 *= 2;
+  const int extra = size - pof2;
+  if (rank >= pof2) {  // folded into rank - pof2
+    send(rank - pof2);
+    recv(rank - pof2);
+    return;
+  }
+  if (rank < extra) recv_reduce(rank + pof2);
+  for (int mask = 1; mask < pof2; mask <<= 1) {
+    MPI_Sendrecv(data, count, MPI_INT, first + (rank ^ mask), kModelTag, in.data(), count, MPI_INT,
+                 first + (rank ^ mask), kModelTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Reduce_local(in.data(), data, count, MPI_INT, op);
+  }
+  if (rank < extra) send(rank + pof2);
+}
+
+// Bruck's allgather of two ints a process over the world: after the step of distance d a process
+// holds the blocks of itself and the 2d - 1 processes above it (cyclically).
+std::vector<int> bruck_allgather(int a, int b) {
+  std::vector<int> rotated(static_cast<size_t>(2 * g_size));
+  rotated[0] = a;
+  rotated[1] = b;
+  for (int have = 1; have < g_size; have <<= 1) {
+    const int blocks = std::min(have, g_size - have);
+    MPI_Sendrecv(rotated.data(), 2 * blocks, MPI_INT, (g_rank - have + g_size) % g_size, kModelTag,
+                 rotated.data() + 2 * have, 2 * blocks, MPI_INT, (g_rank + have) % g_size,
+                 kModelTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  }
+  std::vector<int> all(static_cast<size_t>(2 * g_size));
+  for (int i = 0; i < g_size; ++i) {
+    const size_t r = static_cast<size_t>((g_rank + i) % g_size);
+    all[2 * r] = rotated[static_cast<size_t>(2 * i)];
+    all[2 * r + 1] = rotated[static_cast<size_t>(2 * i + 1)];
+  }
+  return all;
+}
+
+// The model's messages and local work for this process's half; every result is checked.
+void modelled_creation(const NativeModel& m) {
+  const Half h = my_half();
+  if (m.split) {
+    const std::vector<int> all = bruck_allgather(h.first, g_rank);
+    for (int r = 0; r < g_size; ++r)
+      check(all[static_cast<size_t>(2 * r + 1)] == r &&
+                all[static_cast<size_t>(2 * r)] == (r < g_size / 2 ? 0 : g_size / 2),
+            "model allgather: a wrong (color, key)");
+  }
+  const int first = m.split ? 0 : h.first, size = m.split ? g_size : h.size;
+  const int rank = m.split ? g_rank : h.rank;
+  if (m.open_mpi) {
+    for (MPI_Op op : {MPI_MAX, MPI_MIN, MPI_MIN}) {
+      int v = g_rank;
+      group_allreduce(&v, 1, op, first, size, rank,
+                      m.split ? Shape::binomial_tree : Shape::binary_tree);
+      check(v == (op == MPI_MAX ? first + size - 1 : first), "model all-reduction: wrong result");
+    }
+  } else {
+    // Member r clears bit r % 32 of int r % 65; the and of all has every member's bit cleared.
+    std::vector<int> mask(kMaskInts, -1), expected(kMaskInts, -1);
+    for (int r = first; r < first + size; ++r) {
+      const int bit = static_cast<int>(1u << (r % 32));
+      if (r == g_rank) mask[static_cast<size_t>(r % kMaskInts)] &= ~bit;
+      expected[static_cast<size_t>(r % kMaskInts)] &= ~bit;
+    }
+    group_allreduce(mask.data(), kMaskInts, MPI_BAND, first, size, rank, Shape::recursive_doubling);
+    check(mask == expected, "model all-reduction: wrong mask");
+  }
+  smpi_execute(m.local_seconds);
+}
+
 rangecomm::Comm range_half(const rangecomm::Comm& world) {
   const Half h = my_half();
   rangecomm::Comm out;
@@ -157,6 +309,20 @@ void experiment_create(const rangecomm::Comm& world, bool with_bcast) {
           MPI_Comm_free(&c);
         }));
   }
+  // The models broadcast on a communicator SMPI made beforehand, so SMPI's own creation is not
+  // counted in them.
+  MPI_Comm made = native_half(false);
+  for (const NativeModel& m : kNativeModels) {
+    row(name, m.name, with_bcast ? n : 0, timed([&] {
+          modelled_creation(m);
+          if (with_bcast) {
+            auto v = payload(0);
+            check_mpi(MPI_Bcast(v.data(), n, MPI_INT, 0, made), "native Bcast");
+            check_bcast(v, h.first, "native Bcast");
+          }
+        }));
+  }
+  MPI_Comm_free(&made);
 }
 
 void experiment_coll(const rangecomm::Comm& world) {

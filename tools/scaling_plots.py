@@ -35,7 +35,7 @@ def table(rows, title):
         by_key[key][r["variant"]] = float(r["seconds"]) * 1e6
         if r["variant"] not in variants:
             variants.append(r["variant"])
-    natives = [v for v in variants if v.startswith("native")]
+    natives = [v for v in variants if v.startswith(("native", "model"))]
     lines = [f"### {title}", "",
              "| experiment | parameter | p | " + " | ".join(f"{v} (us)" for v in variants) +
              " | " + " | ".join(f"{v} / range" for v in natives) + " |",
