@@ -14,9 +14,10 @@
 //   coll    Bcast and Allreduce of 1, 1024 and 65536 ints on all processes (Fig. 9's sizes)
 //   iscan   Iscan of one int, started and waited for (Fig. 4)
 //   jquick  Janus Quicksort of N doubles per process (16) on ranges and on native
-//           communicators made by create_group and by split (Fig. 8); --variants picks some
-//           of range, native_create_group, native_split (the native ones take the simulator
-//           ten times longer)
+//           communicators made by create_group and by split (Fig. 8), SMPI's own creation and
+//           the models' (model_*); --variants picks some of range, native_create_group,
+//           native_split, model_{mpich,openmpi}_{create_group,split} (the native ones take the
+//           simulator ten times longer)
 //   all     each of the above
 #include <mpi.h>
 
@@ -39,7 +40,9 @@ namespace {
 int g_rank = 0, g_size = 1;
 int g_reps = 5;
 int g_per_rank = 16;
-std::string g_variants = "range,native_create_group,native_split";
+std::string g_variants =
+    "range,native_create_group,native_split,model_mpich_create_group,model_mpich_split,"
+    "model_openmpi_create_group,model_openmpi_split";
 
 [[noreturn]] void fail(const std::string& what) {
   std::fprintf(stderr, "sim_scaling: rank %d: %s\n", g_rank, what.c_str());
@@ -151,22 +154,31 @@ constexpr int kMaskInts = 65, kModelTag = 4242;
 
 enum class Shape { recursive_doubling, binary_tree, binomial_tree };
 
-// An all-reduction of count ints over the members first..first+size-1 of the world in
-// point-to-point messages; rank is this process's place among them. Recursive doubling folds the
-// members beyond the largest power of two into their partners first and gives them the result
-// last. The trees reduce up to member 0, then broadcast down: a binary tree's children of r are
-// 2r+1 and 2r+2, a binomial tree's r+1, r+2, r+4, ... below r's lowest set bit.
-void group_allreduce(int* data, int count, MPI_Op op, int first, int size, int rank, Shape shape) {
+// The processes a model's messages go among: their ranks in the parent, in the group's order,
+// and this process's place among them.
+struct Members {
+  MPI_Comm parent;
+  std::vector<int> ranks;
+  int me;
+  int size() const { return static_cast<int>(ranks.size()); }
+};
+
+// An all-reduction of count ints over the members in point-to-point messages on the parent.
+// Recursive doubling folds the members beyond the largest power of two into their partners
+// first and gives them the result last. The trees reduce up to member 0, then broadcast down: a
+// binary tree's children of r are 2r+1 and 2r+2, a binomial tree's r+1, r+2, r+4, ... below r's
+// lowest set bit.
+void group_allreduce(int* data, int count, MPI_Op op, const Members& g, Shape shape) {
   std::vector<int> in(static_cast<size_t>(count));
+  const int rank = g.me, size = g.size();
+  auto at = [&](int member) { return g.ranks[static_cast<size_t>(member)]; };
   auto recv_reduce = [&](int from) {
-    MPI_Recv(in.data(), count, MPI_INT, first + from, kModelTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Recv(in.data(), count, MPI_INT, at(from), kModelTag, g.parent, MPI_STATUS_IGNORE);
     MPI_Reduce_local(in.data(), data, count, MPI_INT, op);
   };
-  auto send = [&](int to) {
-    MPI_Send(data, count, MPI_INT, first + to, kModelTag, MPI_COMM_WORLD);
-  };
+  auto send = [&](int to) { MPI_Send(data, count, MPI_INT, at(to), kModelTag, g.parent); };
   auto recv = [&](int from) {
-    MPI_Recv(data, count, MPI_INT, first + from, kModelTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Recv(data, count, MPI_INT, at(from), kModelTag, g.parent, MPI_STATUS_IGNORE);
   };
   if (shape == Shape::binary_tree) {
     for (int child : {2 * rank + 1, 2 * rank + 2})
@@ -203,65 +215,111 @@ void group_allreduce(int* data, int count, MPI_Op op, int first, int size, int r
   }
   if (rank < extra) recv_reduce(rank + pof2);
   for (int mask = 1; mask < pof2; mask <<= 1) {
-    MPI_Sendrecv(data, count, MPI_INT, first + (rank ^ mask), kModelTag, in.data(), count, MPI_INT,
-                 first + (rank ^ mask), kModelTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Sendrecv(data, count, MPI_INT, at(rank ^ mask), kModelTag, in.data(), count, MPI_INT,
+                 at(rank ^ mask), kModelTag, g.parent, MPI_STATUS_IGNORE);
     MPI_Reduce_local(in.data(), data, count, MPI_INT, op);
   }
   if (rank < extra) send(rank + pof2);
 }
 
-// Bruck's allgather of two ints a process over the world: after the step of distance d a process
-// holds the blocks of itself and the 2d - 1 processes above it (cyclically).
-std::vector<int> bruck_allgather(int a, int b) {
-  std::vector<int> rotated(static_cast<size_t>(2 * g_size));
+// Bruck's allgather of two ints a process over the parent: after the step of distance d a
+// process holds the blocks of itself and the 2d - 1 processes above it (cyclically). Returns
+// the pairs in rank order.
+std::vector<int> bruck_allgather(MPI_Comm parent, int a, int b) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(parent, &rank);
+  MPI_Comm_size(parent, &size);
+  std::vector<int> rotated(static_cast<size_t>(2 * size));
   rotated[0] = a;
   rotated[1] = b;
-  for (int have = 1; have < g_size; have <<= 1) {
-    const int blocks = std::min(have, g_size - have);
-    MPI_Sendrecv(rotated.data(), 2 * blocks, MPI_INT, (g_rank - have + g_size) % g_size, kModelTag,
-                 rotated.data() + 2 * have, 2 * blocks, MPI_INT, (g_rank + have) % g_size,
-                 kModelTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  for (int have = 1; have < size; have <<= 1) {
+    const int blocks = std::min(have, size - have);
+    MPI_Sendrecv(rotated.data(), 2 * blocks, MPI_INT, (rank - have + size) % size, kModelTag,
+                 rotated.data() + 2 * have, 2 * blocks, MPI_INT, (rank + have) % size, kModelTag,
+                 parent, MPI_STATUS_IGNORE);
   }
-  std::vector<int> all(static_cast<size_t>(2 * g_size));
-  for (int i = 0; i < g_size; ++i) {
-    const size_t r = static_cast<size_t>((g_rank + i) % g_size);
+  std::vector<int> all(static_cast<size_t>(2 * size));
+  for (int i = 0; i < size; ++i) {
+    const size_t r = static_cast<size_t>((rank + i) % size);
     all[2 * r] = rotated[static_cast<size_t>(2 * i)];
     all[2 * r + 1] = rotated[static_cast<size_t>(2 * i + 1)];
   }
   return all;
 }
 
-// The model's messages and local work for this process's half; every result is checked.
-void modelled_creation(const NativeModel& m) {
-  const Half h = my_half();
+// The model's messages and local work for a creation over the parent: a split's (color, key)
+// (checked at this process's place; the caller may check the rest) and, for create_group, the
+// group's members; every all-reduction's result is checked.
+std::vector<int> modelled_creation(const NativeModel& m, const Members& g, int color, int key) {
+  std::vector<int> pairs;
   if (m.split) {
-    const std::vector<int> all = bruck_allgather(h.first, g_rank);
-    for (int r = 0; r < g_size; ++r)
-      check(all[static_cast<size_t>(2 * r + 1)] == r &&
-                all[static_cast<size_t>(2 * r)] == (r < g_size / 2 ? 0 : g_size / 2),
-            "model allgather: a wrong (color, key)");
+    pairs = bruck_allgather(g.parent, color, key);
+    const size_t me = static_cast<size_t>(g.ranks[static_cast<size_t>(g.me)]);
+    check(pairs[2 * me] == color && pairs[2 * me + 1] == key,
+          "model allgather: a wrong (color, key)");
   }
-  const int first = m.split ? 0 : h.first, size = m.split ? g_size : h.size;
-  const int rank = m.split ? g_rank : h.rank;
+  const int low = *std::min_element(g.ranks.begin(), g.ranks.end());
+  const int high = *std::max_element(g.ranks.begin(), g.ranks.end());
+  const int mine = g.ranks[static_cast<size_t>(g.me)];
   if (m.open_mpi) {
     for (MPI_Op op : {MPI_MAX, MPI_MIN, MPI_MIN}) {
-      int v = g_rank;
-      group_allreduce(&v, 1, op, first, size, rank,
-                      m.split ? Shape::binomial_tree : Shape::binary_tree);
-      check(v == (op == MPI_MAX ? first + size - 1 : first), "model all-reduction: wrong result");
+      int v = mine;
+      group_allreduce(&v, 1, op, g, m.split ? Shape::binomial_tree : Shape::binary_tree);
+      check(v == (op == MPI_MAX ? high : low), "model all-reduction: wrong result");
     }
   } else {
     // Member r clears bit r % 32 of int r % 65; the and of all has every member's bit cleared.
     std::vector<int> mask(kMaskInts, -1), expected(kMaskInts, -1);
-    for (int r = first; r < first + size; ++r) {
+    for (int r : g.ranks) {
       const int bit = static_cast<int>(1u << (r % 32));
-      if (r == g_rank) mask[static_cast<size_t>(r % kMaskInts)] &= ~bit;
+      if (r == mine) mask[static_cast<size_t>(r % kMaskInts)] &= ~bit;
       expected[static_cast<size_t>(r % kMaskInts)] &= ~bit;
     }
-    group_allreduce(mask.data(), kMaskInts, MPI_BAND, first, size, rank, Shape::recursive_doubling);
+    group_allreduce(mask.data(), kMaskInts, MPI_BAND, g, Shape::recursive_doubling);
     check(mask == expected, "model all-reduction: wrong mask");
   }
   smpi_execute(m.local_seconds);
+  return pairs;
+}
+
+// This process's half as a model's members: the half for create_group, the world for split.
+void modelled_half(const NativeModel& m) {
+  const Half h = my_half();
+  Members g{MPI_COMM_WORLD, {}, m.split ? g_rank : h.rank};
+  for (int r = m.split ? 0 : h.first; r <= (m.split ? g_size - 1 : h.last); ++r)
+    g.ranks.push_back(r);
+  const std::vector<int> pairs = modelled_creation(m, g, h.first, g_rank);
+  for (int r = 0; r < static_cast<int>(pairs.size()) / 2; ++r)
+    check(pairs[static_cast<size_t>(2 * r + 1)] == r &&
+              pairs[static_cast<size_t>(2 * r)] == (r < g_size / 2 ? 0 : g_size / 2),
+          "model allgather: a wrong (color, key)");
+}
+
+// The creation hook of the simulated build (sim/compat), set while a sort on native
+// communicators runs as a model: one library's models of create_group and of split.
+const NativeModel* g_hook_models[2] = {nullptr, nullptr};  // create_group, split
+
+void model_hook(MPI_Comm parent, MPI_Group group, int color, int key) {
+  const bool split = group == MPI_GROUP_NULL;
+  Members g{parent, {}, 0};
+  if (split) {
+    int size = 0;
+    MPI_Comm_size(parent, &size);
+    MPI_Comm_rank(parent, &g.me);
+    for (int r = 0; r < size; ++r) g.ranks.push_back(r);
+  } else {
+    int size = 0;
+    MPI_Group_size(group, &size);
+    MPI_Group_rank(group, &g.me);
+    std::vector<int> in(static_cast<size_t>(size));
+    g.ranks.resize(static_cast<size_t>(size));
+    for (int i = 0; i < size; ++i) in[static_cast<size_t>(i)] = i;
+    MPI_Group parent_group;
+    MPI_Comm_group(parent, &parent_group);
+    MPI_Group_translate_ranks(group, size, in.data(), parent_group, g.ranks.data());
+    MPI_Group_free(&parent_group);
+  }
+  modelled_creation(*g_hook_models[split ? 1 : 0], g, color, key);
 }
 
 rangecomm::Comm range_half(const rangecomm::Comm& world) {
@@ -314,7 +372,7 @@ void experiment_create(const rangecomm::Comm& world, bool with_bcast) {
   MPI_Comm made = native_half(false);
   for (const NativeModel& m : kNativeModels) {
     row(name, m.name, with_bcast ? n : 0, timed([&] {
-          modelled_creation(m);
+          modelled_half(m);
           if (with_bcast) {
             auto v = payload(0);
             check_mpi(MPI_Bcast(v.data(), n, MPI_INT, 0, made), "native Bcast");
@@ -409,12 +467,19 @@ void experiment_jquick() {
   double sum = 0, total = 0;
   for (double x : input) sum += x;
   MPI_Allreduce(&sum, &total, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  // The model_* variants sort on native communicators whose every creation first sends the
+  // messages of a model (kNativeModels: 0, 1 MPICH's, 2, 3 Open MPI's).
   const struct {
     const char* name;
     rangecomm::SortBackend backend;
-  } variants[] = {{"range", rangecomm::SortBackend::range},
-                  {"native_create_group", rangecomm::SortBackend::native_create_group},
-                  {"native_split", rangecomm::SortBackend::native_split}};
+    int models;  // the first of the library's two kNativeModels, or -1
+  } variants[] = {{"range", rangecomm::SortBackend::range, -1},
+                  {"native_create_group", rangecomm::SortBackend::native_create_group, -1},
+                  {"native_split", rangecomm::SortBackend::native_split, -1},
+                  {"model_mpich_create_group", rangecomm::SortBackend::native_create_group, 0},
+                  {"model_mpich_split", rangecomm::SortBackend::native_split, 0},
+                  {"model_openmpi_create_group", rangecomm::SortBackend::native_create_group, 2},
+                  {"model_openmpi_split", rangecomm::SortBackend::native_split, 2}};
   int ran = 0;
   for (const auto& variant : variants) {
     if (("," + g_variants + ",").find(std::string(",") + variant.name + ",") == std::string::npos)
@@ -422,15 +487,23 @@ void experiment_jquick() {
     ++ran;
     rangecomm::JQuickOptions options;
     options.backend = variant.backend;
+    if (variant.models >= 0) {
+      g_hook_models[0] = &kNativeModels[variant.models];
+      g_hook_models[1] = &kNativeModels[variant.models + 1];
+      rc_smpi_on_creation = model_hook;
+    }
     std::vector<double> v;
     row("jquick", variant.name, n, timed([&] {
           v = input;
           check_mpi(rangecomm::jquick_sort(v, MPI_COMM_WORLD, options), "jquick_sort");
         }));
+    rc_smpi_on_creation = nullptr;
     check_sorted(v, static_cast<long long>(n) * g_size, total);
   }
-  check(ran > 0,
-        "--variants " + g_variants + " names none of range, native_create_group, native_split");
+  check(ran > 0, "--variants " + g_variants +
+                     " names none of range, native_create_group, native_split, model_mpich_"
+                     "create_group, model_mpich_split, model_openmpi_create_group, "
+                     "model_openmpi_split");
 }
 
 }  // namespace

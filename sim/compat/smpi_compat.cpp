@@ -162,6 +162,18 @@ int rc_smpi_Test(MPI_Request* request, int* flag, MPI_Status* status) {
   return MPI_Test(request, flag, status);
 }
 
+rc_smpi_creation_hook rc_smpi_on_creation = nullptr;
+
+int rc_smpi_Comm_create_group(MPI_Comm parent, MPI_Group group, int tag, MPI_Comm* out) {
+  if (rc_smpi_on_creation != nullptr) rc_smpi_on_creation(parent, group, 0, 0);
+  return MPI_Comm_create_group(parent, group, tag, out);
+}
+
+int rc_smpi_Comm_split(MPI_Comm parent, int color, int key, MPI_Comm* out) {
+  if (rc_smpi_on_creation != nullptr) rc_smpi_on_creation(parent, MPI_GROUP_NULL, color, key);
+  return MPI_Comm_split(parent, color, key, out);
+}
+
 int rc_smpi_Add_error_string(int code, const char* text) {
   return MPI_Add_error_string(code, const_cast<char*>(text));  // SMPI copies it
 }

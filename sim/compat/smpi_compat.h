@@ -52,6 +52,15 @@ char* rc_smpi_getenv(const char* name);
 int rc_smpi_setenv(const char* name, const char* value, int overwrite);
 int rc_smpi_unsetenv(const char* name);
 
+// Called, when set, at the start of every MPI_Comm_create_group (with its group) and
+// MPI_Comm_split (with MPI_GROUP_NULL) of this simulated process, before SMPI's own: the scaling
+// driver sets it to send the messages real MPI libraries send to agree on a context id, which
+// SMPI's creation does not (sim/scaling.cpp, model_*). Null by default: nothing changes.
+typedef void (*rc_smpi_creation_hook)(MPI_Comm parent, MPI_Group group, int color, int key);
+extern rc_smpi_creation_hook rc_smpi_on_creation;
+int rc_smpi_Comm_create_group(MPI_Comm parent, MPI_Group group, int tag, MPI_Comm* out);
+int rc_smpi_Comm_split(MPI_Comm parent, int color, int key, MPI_Comm* out);
+
 #ifdef __cplusplus
 }
 #endif
@@ -66,6 +75,8 @@ int rc_smpi_unsetenv(const char* name);
 #define MPI_Comm_call_errhandler rc_smpi_Comm_call_errhandler
 #define MPI_Type_dup rc_smpi_Type_dup
 #define MPI_Type_free rc_smpi_Type_free
+#define MPI_Comm_create_group rc_smpi_Comm_create_group
+#define MPI_Comm_split rc_smpi_Comm_split
 #define getenv rc_smpi_getenv
 #define setenv rc_smpi_setenv
 #define unsetenv rc_smpi_unsetenv
