@@ -5,6 +5,8 @@
 #include "smpi_compat.h"
 
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <optional>
@@ -160,6 +162,14 @@ int rc_smpi_Test(MPI_Request* request, int* flag, MPI_Status* status) {
     return MPI_SUCCESS;
   }
   return MPI_Test(request, flag, status);
+}
+
+// SMPI's MPI_Abort ends every simulated process and then smpirun with exit status 0, as if the
+// run had passed; leaving the process instead ends the run with a failure (the others, left
+// waiting for it, are reported deadlocked and smpirun exits nonzero).
+int rc_smpi_Abort(MPI_Comm, int code) {
+  std::fflush(nullptr);
+  std::exit(code != 0 ? code : 1);
 }
 
 rc_smpi_creation_hook rc_smpi_on_creation = nullptr;

@@ -51,6 +51,7 @@ int rc_smpi_Type_free(MPI_Datatype* type);
 char* rc_smpi_getenv(const char* name);
 int rc_smpi_setenv(const char* name, const char* value, int overwrite);
 int rc_smpi_unsetenv(const char* name);
+int rc_smpi_Abort(MPI_Comm comm, int code);
 
 // Called, when set, at the start of every MPI_Comm_create_group (with its group) and
 // MPI_Comm_split (with MPI_GROUP_NULL) of this simulated process, before SMPI's own: the scaling
@@ -75,6 +76,7 @@ int rc_smpi_Comm_split(MPI_Comm parent, int color, int key, MPI_Comm* out);
 #define MPI_Comm_call_errhandler rc_smpi_Comm_call_errhandler
 #define MPI_Type_dup rc_smpi_Type_dup
 #define MPI_Type_free rc_smpi_Type_free
+#define MPI_Abort rc_smpi_Abort
 #define MPI_Comm_create_group rc_smpi_Comm_create_group
 #define MPI_Comm_split rc_smpi_Comm_split
 #define getenv rc_smpi_getenv
