@@ -16,8 +16,8 @@
 //   jquick  Janus Quicksort of N doubles per process (16) on ranges and on native
 //           communicators made by create_group and by split (Fig. 8), SMPI's own creation and
 //           the models' (model_*); --variants picks some of range, native_create_group,
-//           native_split, model_{mpich,openmpi}_{create_group,split} (the native ones take the
-//           simulator ten times longer)
+//           native_split, model_{mpich,openmpi}_{create_group,split}, or all (the default; the
+//           native ones take the simulator ten times longer)
 //   all     each of the above
 #include <mpi.h>
 
@@ -40,9 +40,7 @@ namespace {
 int g_rank = 0, g_size = 1;
 int g_reps = 5;
 int g_per_rank = 16;
-std::string g_variants =
-    "range,native_create_group,native_split,model_mpich_create_group,model_mpich_split,"
-    "model_openmpi_create_group,model_openmpi_split";
+std::string g_variants = "all";
 
 [[noreturn]] void fail(const std::string& what) {
   std::fprintf(stderr, "sim_scaling: rank %d: %s\n", g_rank, what.c_str());
@@ -296,11 +294,13 @@ void modelled_half(const NativeModel& m) {
 }
 
 // The creation hook of the simulated build (sim/compat), set while a sort on native
-// communicators runs as a model: one library's models of create_group and of split.
-const NativeModel* g_hook_models[2] = {nullptr, nullptr};  // create_group, split
+// communicators runs as a model: the model of the creation that sort's backend makes.
+const NativeModel* g_hook_model = nullptr;
 
 void model_hook(MPI_Comm parent, MPI_Group group, int color, int key) {
   const bool split = group == MPI_GROUP_NULL;
+  check(split == g_hook_model->split, std::string(g_hook_model->name) + ": the sort made a " +
+                                          (split ? "split" : "create_group"));
   Members g{parent, {}, 0};
   if (split) {
     int size = 0;
@@ -319,7 +319,7 @@ void model_hook(MPI_Comm parent, MPI_Group group, int color, int key) {
     MPI_Group_translate_ranks(group, size, in.data(), parent_group, g.ranks.data());
     MPI_Group_free(&parent_group);
   }
-  modelled_creation(*g_hook_models[split ? 1 : 0], g, color, key);
+  modelled_creation(*g_hook_model, g, color, key);
 }
 
 rangecomm::Comm range_half(const rangecomm::Comm& world) {
@@ -468,30 +468,33 @@ void experiment_jquick() {
   for (double x : input) sum += x;
   MPI_Allreduce(&sum, &total, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
   // The model_* variants sort on native communicators whose every creation first sends the
-  // messages of a model (kNativeModels: 0, 1 MPICH's, 2, 3 Open MPI's).
-  const struct {
+  // messages of its model (kNativeModels).
+  struct Variant {
     const char* name;
     rangecomm::SortBackend backend;
-    int models;  // the first of the library's two kNativeModels, or -1
-  } variants[] = {{"range", rangecomm::SortBackend::range, -1},
-                  {"native_create_group", rangecomm::SortBackend::native_create_group, -1},
-                  {"native_split", rangecomm::SortBackend::native_split, -1},
-                  {"model_mpich_create_group", rangecomm::SortBackend::native_create_group, 0},
-                  {"model_mpich_split", rangecomm::SortBackend::native_split, 0},
-                  {"model_openmpi_create_group", rangecomm::SortBackend::native_create_group, 2},
-                  {"model_openmpi_split", rangecomm::SortBackend::native_split, 2}};
+    const NativeModel* model;
+  };
+  std::vector<Variant> variants = {
+      {"range", rangecomm::SortBackend::range, nullptr},
+      {"native_create_group", rangecomm::SortBackend::native_create_group, nullptr},
+      {"native_split", rangecomm::SortBackend::native_split, nullptr}};
+  for (const NativeModel& m : kNativeModels)
+    variants.push_back({m.name,
+                        m.split ? rangecomm::SortBackend::native_split
+                                : rangecomm::SortBackend::native_create_group,
+                        &m});
+  std::string names;
   int ran = 0;
-  for (const auto& variant : variants) {
-    if (("," + g_variants + ",").find(std::string(",") + variant.name + ",") == std::string::npos)
+  for (const Variant& variant : variants) {
+    names += names.empty() ? variant.name : std::string(", ") + variant.name;
+    if (g_variants != "all" &&
+        ("," + g_variants + ",").find(std::string(",") + variant.name + ",") == std::string::npos)
       continue;
     ++ran;
     rangecomm::JQuickOptions options;
     options.backend = variant.backend;
-    if (variant.models >= 0) {
-      g_hook_models[0] = &kNativeModels[variant.models];
-      g_hook_models[1] = &kNativeModels[variant.models + 1];
-      rc_smpi_on_creation = model_hook;
-    }
+    g_hook_model = variant.model;
+    rc_smpi_on_creation = variant.model != nullptr ? model_hook : nullptr;
     std::vector<double> v;
     row("jquick", variant.name, n, timed([&] {
           v = input;
@@ -500,10 +503,7 @@ void experiment_jquick() {
     rc_smpi_on_creation = nullptr;
     check_sorted(v, static_cast<long long>(n) * g_size, total);
   }
-  check(ran > 0, "--variants " + g_variants +
-                     " names none of range, native_create_group, native_split, model_mpich_"
-                     "create_group, model_mpich_split, model_openmpi_create_group, "
-                     "model_openmpi_split");
+  check(ran > 0, "--variants " + g_variants + " names none of all, " + names);
 }
 
 }  // namespace

@@ -18,7 +18,7 @@
 # ranges, 141 and 158 s for create_group and split). --jquick-variants runs some of range,
 # native_create_group, native_split (SMPI's own creation) and model_mpich_create_group,
 # model_mpich_split, model_openmpi_create_group, model_openmpi_split (native communicators whose
-# creation sends the messages MPICH's or Open MPI's does; docs/scaling.md), all by default;
+# creation sends the messages MPICH's or Open MPI's does; docs/scaling.md), or all (the default);
 # --reps sets the timed repetitions after the untimed one.
 # The network is the paper's (SuperMUC: 0.75 us, 5 GB/s); --poll-cost is the simulated time of
 # a failed MPI_Iprobe or MPI_Test (measured here: 12-72 ns on Open MPI 4.1 and MPICH 4.0, so 5e-8
@@ -41,9 +41,7 @@ ranks="8 64 256 1024 4096"
 experiments="create fig7 coll iscan jquick"
 latency=0.75us bandwidth=5GBps poll=5e-8 sensitivity=0 computation=off
 results=results/scaling-$(date +%Y-%m-%d)
-jquick_max=256 reps=3
-jquick_variants=range,native_create_group,native_split,model_mpich_create_group,model_mpich_split
-jquick_variants+=,model_openmpi_create_group,model_openmpi_split
+jquick_max=256 jquick_variants=all reps=3
 while (( $# > 0 )); do
   case $1 in
     --quick) ranks="8 64 256" jquick_max=64 ;;
