@@ -94,6 +94,7 @@ case $command in
     # A clean environment but for what the tests read: CI, terminal and colour settings.
     as_root chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
       CI="${CI:-}" TERM="${TERM:-dumb}" ${NO_COLOR:+NO_COLOR=1} \
+      ${RANGECOMM_TESTS_STARTED:+RANGECOMM_TESTS_STARTED=$RANGECOMM_TESTS_STARTED} \
       bash -c 'cd "$0" && exec "$@"' "$top" "$@"
     ;;
   remove)

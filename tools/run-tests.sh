@@ -25,13 +25,54 @@ esac
 passed=0
 failed=0
 failures=()  # what failed, a line per test or stage, repeated above the summary line
+times=()     # each stage's time, recapped above the summary line
+
+# Seconds since the outermost run started (the Debian 13 stages' nested run counts from it too),
+# so a stage's start line says how far into the budget it begins.
+export RANGECOMM_TESTS_STARTED=${RANGECOMM_TESTS_STARTED:-$(date +%s)}
+elapsed() {
+  local s=$(( $(date +%s) - RANGECOMM_TESTS_STARTED ))
+  echo "$((s / 60)) min $((s % 60)) s"
+}
+
+# Under CI the whole command is stopped at 90 minutes, with no summary line. A stage that would
+# begin after 84 minutes is not run and counts as one failure, so the end still says what took
+# the time and what was left out. RANGECOMM_TESTS_BUDGET (minutes) sets that limit; 0 means none,
+# the default outside CI.
+budget_minutes=${RANGECOMM_TESTS_BUDGET:-$([[ ${CI:-} == true ]] && echo 84 || echo 0)}
+
+# Prints a stage's start line, "== <what> (at <elapsed>)", and starts its clock; fails (and
+# counts the stage as failed) when the budget is spent.
+stage_start=0
+begin_stage() {
+  local spent=$(( $(date +%s) - RANGECOMM_TESTS_STARTED ))
+  if (( budget_minutes > 0 && spent > budget_minutes * 60 )); then
+    echo "== $1: NOT RUN, the test command's budget of $budget_minutes minutes is spent" \
+         "(at $(elapsed))"
+    failed=$((failed + 1))
+    failures+=("$1: not run (budget of $budget_minutes minutes spent)")
+    return 1
+  fi
+  echo "== $1 (at $(elapsed))"
+  stage_start=$SECONDS
+}
+
+# Prints "== <what>: <seconds> s" for the stage begun last and keeps it for the recap.
+end_stage() {
+  echo "== $1: $((SECONDS - stage_start)) s"
+  times+=("$1: $((SECONDS - stage_start)) s")
+}
 
 finish() {
+  if (( ${#times[@]} > 0 )); then
+    echo "run-tests: stage times:"
+    printf '  %s\n' "${times[@]}"
+  fi
   if (( ${#failures[@]} > 0 )); then
     echo "run-tests: what failed:"
     printf '  %s\n' "${failures[@]}"
   fi
-  echo "run-tests: $((SECONDS / 60)) min $((SECONDS % 60)) s in all"
+  echo "run-tests: $((SECONDS / 60)) min $((SECONDS % 60)) s in all (from the outermost start: $(elapsed))"
   echo "$passed passed, $failed failed"
   (( failed == 0 ))
   exit
@@ -99,8 +140,7 @@ build_and_test() {
   while (( $# > 0 )); do
     if [[ $1 == --names-matching ]]; then pattern=$2; shift 2; else test_options+=("$1"); shift; fi
   done
-  echo "== $dir: configure and build"
-  local start=$SECONDS
+  begin_stage "$dir: configure and build" || return
   if ! configure "$dir" "$mpi" "${options[@]}" ||
      ! meson compile -C "$dir" "${compile_targets[@]}"; then
     echo "run-tests: the $dir build failed"
@@ -109,8 +149,8 @@ build_and_test() {
     return
   fi
 
-  echo "== $dir: test (built in $((SECONDS - start)) s)"
-  start=$SECONDS
+  end_stage "$dir: build"
+  begin_stage "$dir: test" || return
   if [[ -n $pattern ]]; then
     mapfile -t -O "${#test_options[@]}" test_options < <(
       meson test -C "$dir" --no-rebuild --list 2>/dev/null | grep -E "$pattern" | sed 's/.* \/ //')
@@ -134,7 +174,7 @@ build_and_test() {
   fi
   passed=$((passed + p))
   failed=$((failed + f))
-  echo "== $dir: tested in $((SECONDS - start)) s"
+  end_stage "$dir: test"
 }
 
 
@@ -147,6 +187,10 @@ run_counted() {
   log=$(mktemp)
   "$@" | tee "$log"
   status=${PIPESTATUS[0]}
+  # A nested run-tests' stage times join this run's recap.
+  while read -r line; do
+    [[ -n $line ]] && times+=("$what: $line")
+  done < <(sed -n '/^run-tests: stage times:/,/^[^ ]/{/^  /p}' "$log")
   if read -r p _ f _ < <(tail -n 1 "$log") && [[ $p =~ ^[0-9]+$ && $f =~ ^[0-9]+$ ]]; then
     (( status != 0 && f == 0 )) && f=1
     passed=$((passed + p))
@@ -170,21 +214,12 @@ run_counted() {
   rm -f "$log"
 }
 
-# Debian 13's generation, inside its root: both MPIs' builds and tests, optimised, at the rank
-# counts that cover odd counts, janus and size-1 ranges (the larger counts and the sanitizers
-# run on Debian 12's generation, below); then MPICH's test suite against both, natively and in
-# every mode. Open MPI 5.0 in the root warns on every multi-rank run that it finds no pairing of
-# its network interfaces for TCP (MPICH's suite counts that output as a failure); one host needs
-# only the loopback one.
-if [[ $stages == inside ]]; then
-  export OMPI_MCA_btl_tcp_if_include=lo
-  build_and_test build-d13-mpich mpich -Dbenchmarks=false -Dtest_rank_counts=1,2,3
-  build_and_test build-d13-openmpi openmpi -Dbenchmarks=false -Dtest_rank_counts=1,2,3,5
-  echo "== MPICH's test suite on MPICH 4.2 and Open MPI 5.0 (tools/mpich-testsuite.sh)"
-  suite_start=$SECONDS
-  # Its source package comes from the Debian mirror. Where the mirror does not serve it, the
-  # suite of Debian 12's MPICH (fetched by this machine's stage into the same cache) runs
-  # against both instead, and says so; with neither, the stage is not counted.
+# MPICH's test suite on Debian 13's MPICH and Open MPI. Its source package comes from the Debian
+# mirror. Where the mirror does not serve it, the suite of Debian 12's MPICH (fetched by this
+# machine's stage into the same cache) runs against both instead, and says so; with neither, the
+# stage is not counted.
+debian13_suite() {
+  local suite fetch_log other
   suite=(tools/mpich-testsuite.sh --build-mpich build-d13-mpich --build-openmpi build-d13-openmpi)
   if fetch_log=$(tools/mpich-testsuite.sh --fetch-only 2>&1); then
     run_counted tools/mpich-testsuite.sh "${suite[@]}"
@@ -202,7 +237,23 @@ if [[ $stages == inside ]]; then
            "not be fetched from the mirror, and no other MPICH's suite is cached)"
     fi
   fi
-  echo "== MPICH's test suite: $((SECONDS - suite_start)) s"
+}
+
+# Debian 13's generation, inside its root: both MPIs' builds and tests, optimised, at the rank
+# counts that cover odd counts, janus and size-1 ranges (the larger counts and the sanitizers
+# run on Debian 12's generation, below); then MPICH's test suite against both, natively and in
+# every mode. Open MPI 5.0 in the root warns on every multi-rank run that it finds no pairing of
+# its network interfaces for TCP (MPICH's suite counts that output as a failure); one host needs
+# only the loopback one.
+if [[ $stages == inside ]]; then
+  export OMPI_MCA_btl_tcp_if_include=lo
+  build_and_test build-d13-mpich mpich -Dbenchmarks=false -Dtest_rank_counts=1,2,3
+  build_and_test build-d13-openmpi openmpi -Dbenchmarks=false -Dtest_rank_counts=1,2,3,5
+  if begin_stage "MPICH's test suite on MPICH 4.2 and Open MPI 5.0 (tools/mpich-testsuite.sh)"
+  then
+    debian13_suite
+    end_stage "MPICH's test suite"
+  fi
   # The simulated build (SimGrid 4.0's MPI simulator, sim/): core's and Janus Quicksort's tests
   # and the scaling driver at 1 to 64 simulated processes, about 6 minutes with its build.
   if sim_options=$(tools/simulated.sh options); then
@@ -218,10 +269,9 @@ fi
 
 # Runs the Debian 13 stages in the root and adds up their summary line.
 debian13_stages() {
-  echo "== Debian 13 (MPICH 4.2, Open MPI 5.0): tools/debian13.sh"
-  local start=$SECONDS
+  begin_stage "Debian 13 (MPICH 4.2, Open MPI 5.0): tools/debian13.sh" || return
   run_counted "the Debian 13 stages" tools/debian13.sh run tools/run-tests.sh --inside-debian13
-  echo "== Debian 13: $((SECONDS - start)) s"
+  end_stage "Debian 13, in all"
 }
 
 if [[ $stages == debian13 ]]; then
@@ -235,20 +285,20 @@ done
 
 # MPICH's own test suite on both builds' librangecomm.so, natively and in every mode: the CI
 # subset, about 4 minutes (docs/mpich-suite.md; --full for all of it).
-echo "== MPICH's test suite (tools/mpich-testsuite.sh)"
-suite_start=$SECONDS
-run_counted tools/mpich-testsuite.sh tools/mpich-testsuite.sh
-echo "== MPICH's test suite: $((SECONDS - suite_start)) s"
+if begin_stage "MPICH's test suite (tools/mpich-testsuite.sh)"; then
+  run_counted tools/mpich-testsuite.sh tools/mpich-testsuite.sh
+  end_stage "MPICH's test suite"
+fi
 
 # The libraries applications are built on, their own tests natively and in every mode: PETSc's
 # tutorials and parallel HDF5's testpar programs on both MPIs, the CI selection, about 5
 # minutes (docs/libraries.md; --full for all). PETSc on MPICH runs where a PETSc for MPICH is
 # in the machine's cache (Debian builds PETSc on Open MPI only; tools/library_tests.py
 # --build-petsc makes it once, 12 minutes, more than this command's budget has room for).
-echo "== Libraries' own tests (tools/library_tests.py)"
-suite_start=$SECONDS
-run_counted tools/library_tests.py python3 tools/library_tests.py
-echo "== Libraries' own tests: $((SECONDS - suite_start)) s"
+if begin_stage "Libraries' own tests (tools/library_tests.py)"; then
+  run_counted tools/library_tests.py python3 tools/library_tests.py
+  end_stage "Libraries' own tests"
+fi
 
 # The sanitized build: AddressSanitizer with LeakSanitizer, and UndefinedBehaviorSanitizer, on
 # Open MPI at 1-3 ranks (odd, janus and size-1 ranges; the larger counts run unsanitized in both
