@@ -119,10 +119,11 @@ PY
 }
 
 # ccache, which meson uses when it is there: on a machine that ran this command before, the
-# seven builds below recompile only what changed (the cache is ccache's own, ~/.cache/ccache,
-# kept at 4 GiB here; the Debian 13 root has its own).
+# seven builds below recompile only what changed, from whichever folder the clone is in (paths
+# are hashed relative to it; the cache is ccache's own, ~/.cache/ccache, kept at 4 GiB here; the
+# Debian 13 root has its own).
 tools/setup.sh ccache || { echo "run-tests: installing the requirements failed"; failed=1; finish; }
-export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-4G}
+export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-4G} CCACHE_BASEDIR=$PWD CCACHE_NOHASHDIR=1 CCACHE_DEPEND=1
 
 if (( $(id -u) == 0 )); then
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
