@@ -30,8 +30,10 @@ times=()     # each stage's time, recapped above the summary line
 # Seconds since the outermost run started (the Debian 13 stages' nested run counts from it too),
 # so a stage's start line says how far into the budget it begins.
 export RANGECOMM_TESTS_STARTED=${RANGECOMM_TESTS_STARTED:-$(date +%s)}
+spent() { echo $(( $(date +%s) - RANGECOMM_TESTS_STARTED )); }
 elapsed() {
-  local s=$(( $(date +%s) - RANGECOMM_TESTS_STARTED ))
+  local s
+  s=$(spent)
   echo "$((s / 60)) min $((s % 60)) s"
 }
 
@@ -45,8 +47,7 @@ budget_minutes=${RANGECOMM_TESTS_BUDGET:-$([[ ${CI:-} == true ]] && echo 84 || e
 # counts the stage as failed) when the budget is spent.
 stage_start=0
 begin_stage() {
-  local spent=$(( $(date +%s) - RANGECOMM_TESTS_STARTED ))
-  if (( budget_minutes > 0 && spent > budget_minutes * 60 )); then
+  if (( budget_minutes > 0 && $(spent) > budget_minutes * 60 )); then
     echo "== $1: NOT RUN, the test command's budget of $budget_minutes minutes is spent" \
          "(at $(elapsed))"
     failed=$((failed + 1))
@@ -59,8 +60,8 @@ begin_stage() {
 
 # Prints "== <what>: <seconds> s" for the stage begun last and keeps it for the recap.
 end_stage() {
-  echo "== $1: $((SECONDS - stage_start)) s"
   times+=("$1: $((SECONDS - stage_start)) s")
+  echo "== ${times[-1]}"
 }
 
 finish() {
@@ -72,7 +73,8 @@ finish() {
     echo "run-tests: what failed:"
     printf '  %s\n' "${failures[@]}"
   fi
-  echo "run-tests: $((SECONDS / 60)) min $((SECONDS % 60)) s in all (from the outermost start: $(elapsed))"
+  echo "run-tests: $((SECONDS / 60)) min $((SECONDS % 60)) s in all" \
+       "(from the outermost start: $(elapsed))"
   echo "$passed passed, $failed failed"
   (( failed == 0 ))
   exit
@@ -246,10 +248,10 @@ debian13_suite() {
 
 # Debian 13's generation, inside its root: both MPIs' builds and tests, optimised, at the rank
 # counts that cover odd counts, janus and size-1 ranges (Open MPI's even and larger counts and
-# the sanitizers run on Debian 12's generation, below); then MPICH's test suite against both, natively and in
-# every mode. Open MPI 5.0 in the root warns on every multi-rank run that it finds no pairing of
-# its network interfaces for TCP (MPICH's suite counts that output as a failure); one host needs
-# only the loopback one.
+# the sanitizers run on Debian 12's generation, below); then MPICH's test suite against both,
+# natively and in every mode. Open MPI 5.0 in the root warns on every multi-rank run that it
+# finds no pairing of its network interfaces for TCP (MPICH's suite counts that output as a
+# failure); one host needs only the loopback one.
 if [[ $stages == inside ]]; then
   export OMPI_MCA_btl_tcp_if_include=lo
   build_and_test build-d13-mpich mpich -Dbenchmarks=false -Dtest_rank_counts=1,2,3
@@ -307,8 +309,8 @@ fi
 
 # The sanitized build: AddressSanitizer with LeakSanitizer, and UndefinedBehaviorSanitizer, on
 # Open MPI at 1 and 3 ranks (odd, janus and size-1 ranges; the even and larger counts run
-# unsanitized in both builds), without the benchmark drivers. Unoptimised, because the sanitizers make -O2 compile
-# six times slower.
+# unsanitized in both builds), without the benchmark drivers. Unoptimised, because the
+# sanitizers make -O2 compile six times slower.
 # Runtime options and the suppressions of MPI's own leaks: tests/reliability/setup/meson.build.
 # To run another suite sanitized, add its name here.
 asan_suites=(mpi unit shim conformance)
