@@ -580,6 +580,81 @@ static int nbc_progress(const char *name, int rounds, int pin) {
   return report(name, defect, what);
 }
 
+/* Intercommunicators made, merged and freed in 4 threads at once (MPI-4.0 7.6.2), each thread
+ * over a peer of its own, a duplicate of the world. Each round a thread splits its peer into the
+ * two halves (one split: both sides' local communicators share one context id, which keeps clear
+ * of intercomm-order above), having made two communicators on a channel all threads share
+ * (MPI_Comm_create_group, a tag each) just before that it frees after, so that the
+ * intercommunicator often takes a context id below its local communicator's; then it merges the
+ * intercommunicator, all-reduces over the merge and frees both. Open MPI gives an
+ * intercommunicator whose id is below its local communicator's an extra reference (so that
+ * MPI_Finalize, which frees communicators in the order of their ids, cannot free the local one
+ * first), and its ompi_comm_free drops that reference by freeing whatever communicator holds the
+ * id after the first release: the intercommunicator itself, unless that release destroyed it and
+ * another thread's creation took the id in between (the lowest free one) for its new
+ * communicator or, while it agrees on the id, for the parent it is made from. That communicator
+ * loses a reference it never gave and is destroyed in use: the process ends in a SEGV, or MPI
+ * reports an invalid communicator, which is the defect (a crash, not a printed line). Every
+ * intercommunicator's remote group must be the other half, every merge's sum the world's size. */
+enum { kFreeThreads = 4 };
+static MPI_Comm free_peer[kFreeThreads], free_channel;
+static MPI_Group free_world;
+static int free_rounds, free_bad[kFreeThreads], free_value[kFreeThreads];
+static const char *free_what[kFreeThreads];
+
+static void free_wrong(int t, const char *what, int value) {
+  if (free_bad[t]++ == 0) free_what[t] = what, free_value[t] = value;
+}
+
+static void *intercomm_free_in_thread(void *arg) {
+  const int t = *(const int *)arg, left = rank < size / 2;
+  const int want = left ? size - size / 2 : size / 2;
+  for (int i = 0; i < free_rounds; ++i) {
+    MPI_Comm below[2], local, inter, merged;
+    int remote = 0, one = 1, sum = 0;
+    MPI_Comm_create_group(free_channel, free_world, 2 * t, &below[0]);
+    MPI_Comm_create_group(free_channel, free_world, 2 * t + 1, &below[1]);
+    MPI_Comm_split(free_peer[t], left, rank, &local);
+    MPI_Comm_free(&below[0]);
+    MPI_Comm_free(&below[1]);
+    MPI_Intercomm_create(local, 0, free_peer[t], left ? size / 2 : 0, 7, &inter);
+    MPI_Comm_remote_size(inter, &remote);
+    if (remote != want) free_wrong(t, "a remote group of", remote);
+    MPI_Intercomm_merge(inter, !left, &merged);
+    MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, merged);
+    if (sum != size) free_wrong(t, "a merge's sum", sum);
+    MPI_Comm_free(&merged);
+    MPI_Comm_free(&inter);
+    MPI_Comm_free(&local);
+  }
+  return NULL;
+}
+
+static int intercomm_free(const char *name, int rounds) {
+  pthread_t threads[kFreeThreads];
+  int ids[kFreeThreads], defect = 0;
+  char what[200] = "";
+  free_rounds = rounds;
+  MPI_Comm_dup(MPI_COMM_WORLD, &free_channel);
+  MPI_Comm_group(MPI_COMM_WORLD, &free_world);
+  for (int t = 0; t < kFreeThreads; ++t) MPI_Comm_dup(MPI_COMM_WORLD, &free_peer[t]);
+  for (int t = 0; t < kFreeThreads; ++t) {
+    ids[t] = t;
+    pthread_create(&threads[t], NULL, intercomm_free_in_thread, &ids[t]);
+  }
+  for (int t = 0; t < kFreeThreads; ++t) pthread_join(threads[t], NULL);
+  for (int t = 0; t < kFreeThreads; ++t) {
+    if (free_bad[t] && !defect)
+      snprintf(what, sizeof what, "thread %d: %d of %d rounds wrong (%s %d)", t, free_bad[t],
+               rounds, free_what[t], free_value[t]);
+    defect |= free_bad[t] != 0;
+    MPI_Comm_free(&free_peer[t]);
+  }
+  MPI_Comm_free(&free_channel);
+  MPI_Group_free(&free_world);
+  return report(name, defect, what);
+}
+
 struct check {
   const char *name, *ranks, *about;
 };
@@ -633,6 +708,7 @@ static const struct check checks[] = {
     {"isendrecv-replace-any", "3+", "Isendrecv_replace in a ring from MPI_ANY_SOURCE (MPI-4)"},
     {"intercomm-order", "2+",
      "4 threads: Intercomm_create, local ids ordered apart [N rounds: 20]"},
+    {"intercomm-free", "2+", "4 threads: Intercomm_create below its local id, free [N: 300]"},
     {"nbc-progress", "1+", "4 threads: dup SELF, Ialltoall, free [N rounds: 400000 [PIN]]"},
 };
 
@@ -640,7 +716,7 @@ int main(int argc, char **argv) {
   const char *name = argc > 1 ? argv[1] : "";
   int provided = MPI_THREAD_SINGLE;
   const int threaded = strcmp(name, "idup-overlap") == 0 || strcmp(name, "intercomm-order") == 0 ||
-                       strcmp(name, "nbc-progress") == 0;
+                       strcmp(name, "intercomm-free") == 0 || strcmp(name, "nbc-progress") == 0;
   if (threaded)
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
   else
@@ -683,6 +759,10 @@ int main(int argc, char **argv) {
   else if (strcmp(name, "intercomm-order") == 0)
     defect = provided == MPI_THREAD_MULTIPLE && size >= 2
                  ? intercomm_order(name, n ? n : 20)
+                 : report(name, 1, "no MPI_THREAD_MULTIPLE or fewer than 2 processes");
+  else if (strcmp(name, "intercomm-free") == 0)
+    defect = provided == MPI_THREAD_MULTIPLE && size >= 2
+                 ? intercomm_free(name, n ? n : 300)
                  : report(name, 1, "no MPI_THREAD_MULTIPLE or fewer than 2 processes");
   else if (strcmp(name, "nbc-progress") == 0)
     defect = provided == MPI_THREAD_MULTIPLE
