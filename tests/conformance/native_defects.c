@@ -413,6 +413,17 @@ static int allgatherv_extents(const char *name, int units) {
   return report(name, defect, what);
 }
 
+/* Runs body(&t) in n threads at once (t = 0..n-1, n <= 8) and waits for all of them. */
+static void in_threads(int n, void *(*body)(void *)) {
+  pthread_t threads[8];
+  int ids[8];
+  for (int t = 0; t < n; ++t) {
+    ids[t] = t;
+    pthread_create(&threads[t], NULL, body, &ids[t]);
+  }
+  for (int t = 0; t < n; ++t) pthread_join(threads[t], NULL);
+}
+
 /* MPI_Comm_idup and then another nonblocking collective on the same parent, completed together,
  * in 3 threads at once, each on its own parent (a duplicate of MPI_COMM_WORLD); every other
  * round one of them first splits its parent. MPI orders nonblocking collectives on one
@@ -443,16 +454,11 @@ static void *idup_beside_iallreduce(void *arg) {
 }
 
 static int idup_overlap(const char *name, int rounds) {
-  pthread_t threads[kIdupThreads];
-  int ids[kIdupThreads], defect = 0;
+  int defect = 0;
   char what[200] = "";
   idup_rounds = rounds;
   for (int t = 0; t < kIdupThreads; ++t) MPI_Comm_dup(MPI_COMM_WORLD, &idup_parent[t]);
-  for (int t = 0; t < kIdupThreads; ++t) {
-    ids[t] = t;
-    pthread_create(&threads[t], NULL, idup_beside_iallreduce, &ids[t]);
-  }
-  for (int t = 0; t < kIdupThreads; ++t) pthread_join(threads[t], NULL);
+  in_threads(kIdupThreads, idup_beside_iallreduce);
   for (int t = 0; t < kIdupThreads; ++t) {
     if (idup_bad[t] && !defect)
       snprintf(what, sizeof what,
@@ -494,19 +500,14 @@ static void *intercomm_in_thread(void *arg) {
 static int intercomm_order(const char *name, int rounds) {
   const int left = rank < size / 2;
   MPI_Comm half;
-  pthread_t threads[kOrderThreads];
-  int ids[kOrderThreads], defect = 0;
+  int defect = 0;
   char what[200] = "";
   order_rounds = rounds;
   MPI_Comm_split(MPI_COMM_WORLD, left, rank, &half);
   for (int t = 0; t < kOrderThreads; ++t) MPI_Comm_dup(MPI_COMM_WORLD, &order_peer[t]);
   for (int i = 0; i < kOrderThreads; ++i)
     MPI_Comm_dup(half, &order_local[left ? i : kOrderThreads - 1 - i]);
-  for (int t = 0; t < kOrderThreads; ++t) {
-    ids[t] = t;
-    pthread_create(&threads[t], NULL, intercomm_in_thread, &ids[t]);
-  }
-  for (int t = 0; t < kOrderThreads; ++t) pthread_join(threads[t], NULL);
+  in_threads(kOrderThreads, intercomm_in_thread);
   for (int t = 0; t < kOrderThreads; ++t) {
     if (order_bad[t] && !defect)
       snprintf(what, sizeof what, "thread %d: %d of %d remote groups wrong (one of %d processes)",
@@ -559,16 +560,11 @@ static void *nbc_in_thread(void *arg) {
 }
 
 static int nbc_progress(const char *name, int rounds, int pin) {
-  pthread_t threads[kNbcThreads];
-  int ids[kNbcThreads], defect = 0;
+  int defect = 0;
   char what[200] = "";
   nbc_rounds = rounds;
   if (pin && !nbc_self_alltoall(MPI_COMM_SELF, &nbc_bad[0])) return report(name, 1, "pin hung");
-  for (int t = 0; t < kNbcThreads; ++t) {
-    ids[t] = t;
-    pthread_create(&threads[t], NULL, nbc_in_thread, &ids[t]);
-  }
-  for (int t = 0; t < kNbcThreads; ++t) pthread_join(threads[t], NULL);
+  in_threads(kNbcThreads, nbc_in_thread);
   for (int t = 0; t < kNbcThreads; ++t) {
     if ((nbc_stuck[t] || nbc_bad[t]) && !defect)
       snprintf(what, sizeof what,
@@ -593,9 +589,9 @@ static int nbc_progress(const char *name, int rounds, int pin) {
  * id after the first release: the intercommunicator itself, unless that release destroyed it and
  * another thread's creation took the id in between (the lowest free one) for its new
  * communicator or, while it agrees on the id, for the parent it is made from. That communicator
- * loses a reference it never gave and is destroyed in use: the process ends in a SEGV, or MPI
- * reports an invalid communicator, which is the defect (a crash, not a printed line). Every
- * intercommunicator's remote group must be the other half, every merge's sum the world's size. */
+ * loses a reference it never gave and is destroyed in use: the process ends in a SEGV, or a
+ * call returns an error, which is the defect. Every call must succeed, every intercommunicator's
+ * remote group be the other half and every merge's sum the world's size. */
 enum { kFreeThreads = 4 };
 static MPI_Comm free_peer[kFreeThreads], free_channel;
 static MPI_Group free_world;
@@ -606,43 +602,46 @@ static void free_wrong(int t, const char *what, int value) {
   if (free_bad[t]++ == 0) free_what[t] = what, free_value[t] = value;
 }
 
+/* A call's error (the communicators take MPI_ERRORS_RETURN from the world) is a wrong round. */
+static void free_call(int t, int rc) {
+  int error_class = rc;
+  if (rc == MPI_SUCCESS) return;
+  MPI_Error_class(rc, &error_class);
+  free_wrong(t, "an MPI error of class", error_class);
+}
+
 static void *intercomm_free_in_thread(void *arg) {
   const int t = *(const int *)arg, left = rank < size / 2;
   const int want = left ? size - size / 2 : size / 2;
   for (int i = 0; i < free_rounds; ++i) {
     MPI_Comm below[2], local, inter, merged;
     int remote = 0, one = 1, sum = 0;
-    MPI_Comm_create_group(free_channel, free_world, 2 * t, &below[0]);
-    MPI_Comm_create_group(free_channel, free_world, 2 * t + 1, &below[1]);
-    MPI_Comm_split(free_peer[t], left, rank, &local);
-    MPI_Comm_free(&below[0]);
-    MPI_Comm_free(&below[1]);
-    MPI_Intercomm_create(local, 0, free_peer[t], left ? size / 2 : 0, 7, &inter);
-    MPI_Comm_remote_size(inter, &remote);
+    free_call(t, MPI_Comm_create_group(free_channel, free_world, 2 * t, &below[0]));
+    free_call(t, MPI_Comm_create_group(free_channel, free_world, 2 * t + 1, &below[1]));
+    free_call(t, MPI_Comm_split(free_peer[t], left, rank, &local));
+    free_call(t, MPI_Comm_free(&below[0]));
+    free_call(t, MPI_Comm_free(&below[1]));
+    free_call(t, MPI_Intercomm_create(local, 0, free_peer[t], left ? size / 2 : 0, 7, &inter));
+    free_call(t, MPI_Comm_remote_size(inter, &remote));
     if (remote != want) free_wrong(t, "a remote group of", remote);
-    MPI_Intercomm_merge(inter, !left, &merged);
-    MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, merged);
+    free_call(t, MPI_Intercomm_merge(inter, !left, &merged));
+    free_call(t, MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, merged));
     if (sum != size) free_wrong(t, "a merge's sum", sum);
-    MPI_Comm_free(&merged);
-    MPI_Comm_free(&inter);
-    MPI_Comm_free(&local);
+    free_call(t, MPI_Comm_free(&merged));
+    free_call(t, MPI_Comm_free(&inter));
+    free_call(t, MPI_Comm_free(&local));
   }
   return NULL;
 }
 
 static int intercomm_free(const char *name, int rounds) {
-  pthread_t threads[kFreeThreads];
-  int ids[kFreeThreads], defect = 0;
+  int defect = 0;
   char what[200] = "";
   free_rounds = rounds;
   MPI_Comm_dup(MPI_COMM_WORLD, &free_channel);
   MPI_Comm_group(MPI_COMM_WORLD, &free_world);
   for (int t = 0; t < kFreeThreads; ++t) MPI_Comm_dup(MPI_COMM_WORLD, &free_peer[t]);
-  for (int t = 0; t < kFreeThreads; ++t) {
-    ids[t] = t;
-    pthread_create(&threads[t], NULL, intercomm_free_in_thread, &ids[t]);
-  }
-  for (int t = 0; t < kFreeThreads; ++t) pthread_join(threads[t], NULL);
+  in_threads(kFreeThreads, intercomm_free_in_thread);
   for (int t = 0; t < kFreeThreads; ++t) {
     if (free_bad[t] && !defect)
       snprintf(what, sizeof what, "thread %d: %d of %d rounds wrong (%s %d)", t, free_bad[t],

@@ -76,8 +76,8 @@ int main(int argc, char **argv) {
   if (argc > 1) rounds = atoi(argv[1]);
   if (size >= 2) {
     pthread_t threads[kThreads];
-    CHECK(pthread_barrier_init(&no_creation, NULL, kThreads) == 0, "pthread_barrier_init");
     int ids[kThreads];
+    CHECK(pthread_barrier_init(&no_creation, NULL, kThreads) == 0, "pthread_barrier_init");
     for (int t = 0; t < kThreads; ++t) CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &peers[t]));
     for (int t = 0; t < kThreads; ++t) {
       ids[t] = t;
