@@ -39,7 +39,7 @@ fi
 
 ranks="8 64 256 1024 4096"
 experiments="create fig7 coll iscan jquick"
-latency=0.75us bandwidth=5GBps poll=5e-8 sensitivity=0 computation=off
+latency=0.75us bandwidth=5GBps poll=5e-8 sensitivity=0 computation=off waiting=block
 results=results/scaling-$(date +%Y-%m-%d)
 jquick_max=256 jquick_variants=all reps=3
 while (( $# > 0 )); do
@@ -55,6 +55,7 @@ while (( $# > 0 )); do
     --poll-cost) poll=$2; shift ;;
     --sensitivity) sensitivity=1 ;;
     --computation) computation=$2; shift ;;
+    --waiting) waiting=$2; shift ;;
     --results) results=$2; shift ;;
     *) sed -n '2,30s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 2 ;;
   esac
@@ -70,6 +71,10 @@ case $computation in
   measured) computation_cfg=--cfg=smpi/simulate-computation:yes ;;
   *) echo "run-scaling: --computation is off or measured" >&2; exit 2 ;;
 esac
+case $waiting in
+  block | poll) ;;
+  *) echo "run-scaling: --waiting is block or poll" >&2; exit 2 ;;
+esac
 echo "experiment,p,variant,parameter,seconds,latency,bandwidth,poll_cost,computation" >"$csv"
 
 run() {  # run P EXPERIMENT LATENCY BANDWIDTH POLL
@@ -83,10 +88,11 @@ run() {  # run P EXPERIMENT LATENCY BANDWIDTH POLL
   # (by default SMPI charges the n-th failed MPI_Test or MPI_Iprobe in a row n times the cost,
   # counting the failed polls of all simulated processes together); small stacks, as thousands
   # of simulated processes share this machine's memory.
-  if ! out=$(smpirun -np "$p" -platform "$work/platform.xml" -hostfile "$work/hosts" \
+  if ! out=$(RANGECOMM_SIM_TEST_COST=$poll_cost RANGECOMM_SIM_WAIT=$waiting smpirun -np "$p" -platform "$work/platform.xml" -hostfile "$work/hosts" \
                --cfg=smpi/host-speed:1Gf "$computation_cfg" --cfg=smpi/lat-factor:0:1 \
                --cfg=smpi/bw-factor:0:1 --cfg=smpi/iprobe:"$poll_cost" \
-               --cfg=smpi/test:"$poll_cost" --cfg=smpi/grow-injected-times:no \
+               --cfg=smpi/test:0 --cfg=smpi/grow-injected-times:no \
+               --cfg=smpi/async-small-thresh:65536 --cfg=network/crosstraffic:0 \
                --cfg=smpi/display-timing:no \
                --cfg=contexts/stack-size:512 --log=root.thres:warning \
                "$driver" "$experiment" --reps "$reps" --variants "$jquick_variants" \
