@@ -4,8 +4,7 @@
 Usage: platform.py OUT_DIR HOSTS LATENCY BANDWIDTH
 
 OUT_DIR/platform.xml describes HOSTS hosts node-0..node-(HOSTS-1), each linked to the switch with
-BANDWIDTH, with no backbone (a switch that does not limit, and a network solver that couples two
-messages only where they share a host's link); LATENCY is a message's latency from host to host
+BANDWIDTH, and a backbone that does not limit; LATENCY is a message's latency from host to host
 (SimGrid units, e.g. 0.75us, 5GBps). A message crosses two links, its sender's and its
 receiver's, whose latencies SimGrid adds, so each link gets half of LATENCY. OUT_DIR/hosts lists
 the hosts for smpirun's -hostfile. Used by sim/meson.build (the tests' machine) and
@@ -35,7 +34,8 @@ def main():
                 '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n'
                 '<platform version="4.1">\n'
                 f'  <cluster id="cluster" prefix="node-" suffix="" radical="0-{hosts - 1}" '
-                f'speed="1Gf"\n           bw="{bandwidth}" lat="{link_latency}"/>\n'
+                f'speed="1Gf"\n           bw="{bandwidth}" lat="{link_latency}" '
+                'bb_bw="1000GBps" bb_lat="0us"/>\n'
                 "</platform>\n")
     with open(os.path.join(out, "hosts"), "w") as f:
         f.write("".join(f"node-{i}\n" for i in range(hosts)))

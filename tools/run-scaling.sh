@@ -39,7 +39,7 @@ fi
 
 ranks="8 64 256 1024 4096"
 experiments="create fig7 coll iscan jquick"
-latency=0.75us bandwidth=5GBps poll=5e-8 sensitivity=0 computation=off waiting=block
+latency=0.75us bandwidth=5GBps poll=5e-8 sensitivity=0 computation=off
 results=results/scaling-$(date +%Y-%m-%d)
 jquick_max=256 jquick_variants=all reps=3
 while (( $# > 0 )); do
@@ -55,7 +55,6 @@ while (( $# > 0 )); do
     --poll-cost) poll=$2; shift ;;
     --sensitivity) sensitivity=1 ;;
     --computation) computation=$2; shift ;;
-    --waiting) waiting=$2; shift ;;
     --results) results=$2; shift ;;
     *) sed -n '2,30s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 2 ;;
   esac
@@ -71,10 +70,6 @@ case $computation in
   measured) computation_cfg=--cfg=smpi/simulate-computation:yes ;;
   *) echo "run-scaling: --computation is off or measured" >&2; exit 2 ;;
 esac
-case $waiting in
-  block | poll) ;;
-  *) echo "run-scaling: --waiting is block or poll" >&2; exit 2 ;;
-esac
 echo "experiment,p,variant,parameter,seconds,latency,bandwidth,poll_cost,computation" >"$csv"
 
 run() {  # run P EXPERIMENT LATENCY BANDWIDTH POLL
@@ -86,13 +81,13 @@ run() {  # run P EXPERIMENT LATENCY BANDWIDTH POLL
   # Gflop/s); the platform's latency and bandwidth as they are (SMPI's default factors, fitted
   # to another cluster, double a small message's latency); every failed poll the same cost
   # (by default SMPI charges the n-th failed MPI_Test or MPI_Iprobe in a row n times the cost,
-  # counting the failed polls of all simulated processes together); small stacks, as thousands
-  # of simulated processes share this machine's memory.
-  if ! out=$(RANGECOMM_SIM_TEST_COST=$poll_cost RANGECOMM_SIM_WAIT=$waiting smpirun -np "$p" -platform "$work/platform.xml" -hostfile "$work/hosts" \
+  # counting the failed polls of all simulated processes together), and a test call one poll
+  # however many requests it tests (RANGECOMM_SIM_TEST_COST, sim/compat/smpi_compat.h); small
+  # stacks, as thousands of simulated processes share this machine's memory.
+  if ! out=$(RANGECOMM_SIM_TEST_COST=$poll_cost smpirun -np "$p" -platform "$work/platform.xml" -hostfile "$work/hosts" \
                --cfg=smpi/host-speed:1Gf "$computation_cfg" --cfg=smpi/lat-factor:0:1 \
                --cfg=smpi/bw-factor:0:1 --cfg=smpi/iprobe:"$poll_cost" \
                --cfg=smpi/test:0 --cfg=smpi/grow-injected-times:no \
-               --cfg=smpi/async-small-thresh:65536 --cfg=network/crosstraffic:0 \
                --cfg=smpi/display-timing:no \
                --cfg=contexts/stack-size:512 --log=root.thres:warning \
                "$driver" "$experiment" --reps "$reps" --variants "$jquick_variants" \

@@ -33,19 +33,13 @@ extern void (*g_pause_hook)();  // Set_threaded's pause, or null
 // After Set_threaded each pause runs its pause, so that a thread waiting here never holds the
 // lock another thread needs to send what it waits for. Otherwise busy-polling starves the other
 // ranks when there are more ranks than cores: after a burst of polls, the core is given away
-// between polls. In the simulated build, whose MPI defines RANGECOMM_IDLE_WAIT
-// (sim/compat/smpi_compat.h), a pause after polls that found nothing blocks the simulated
-// process until something it waits for can have happened, instead.
+// between polls.
 class Backoff {
  public:
   explicit Backoff(int burst = 64) : burst_(burst) {}
   void pause() {
     if (detail::g_pause_hook != nullptr) return detail::g_pause_hook();
-#ifdef RANGECOMM_IDLE_WAIT
-    RANGECOMM_IDLE_WAIT();
-#else
     if (++polls_ > burst_) sched_yield();
-#endif
   }
 
  private:

@@ -121,11 +121,7 @@ class Engine {
       for (auto& t : born_) tasks_.push_back(std::move(t));
       born_.clear();
       idle = any ? 0 : idle + 1;
-#ifdef RANGECOMM_IDLE_WAIT  // the simulated build: block until something can have happened
-      if (idle > 0) RANGECOMM_IDLE_WAIT();
-#else
       if (idle > kIdleRoundsBeforeYield) std::this_thread::yield();  // ranks may outnumber cores
-#endif
     }
     return MPI_SUCCESS;
   }
