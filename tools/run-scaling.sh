@@ -12,11 +12,13 @@
 #                        [--poll-cost 5e-8] [--computation off|measured] [--sensitivity]
 #                        [--results DIR]
 #
-# --quick: up to 256 processes, Janus Quicksort up to 64. Janus Quicksort runs up to 256 by
-# default: every waiting process polls, and at a realistic poll cost the simulator spends its
-# wall time on those polls, most of it in the native variants (256 processes, --reps 1: 19 s on
-# ranges, 141 and 158 s for create_group and split). --jquick-variants runs some of range,
-# native_create_group, native_split (SMPI's own creation) and model_mpich_create_group,
+# --quick: up to 256 processes, Janus Quicksort up to 64 (6 minutes, most of it the native
+# sorts at 64). Janus Quicksort runs up to 256 by default: every waiting process polls, and at
+# a realistic poll cost the simulator spends its wall time on those polls, most of it in the
+# native variants, each poll of whose nonblocking collectives has SMPI test a request per peer
+# (256 processes, --reps 1: 100 s on ranges, more than 15 minutes for each native variant).
+# --jquick-variants runs some of range, native_create_group, native_split (SMPI's own
+# creation) and model_mpich_create_group,
 # model_mpich_split, model_openmpi_create_group, model_openmpi_split (native communicators whose
 # creation sends the messages MPICH's or Open MPI's does; docs/scaling.md), or all (the default);
 # --reps sets the timed repetitions after the untimed one.
