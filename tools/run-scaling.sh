@@ -16,7 +16,7 @@
 # sorts at 64). Janus Quicksort runs up to 256 by default: every waiting process polls, and at
 # a realistic poll cost the simulator spends its wall time on those polls, most of it in the
 # native variants, each poll of whose nonblocking collectives has SMPI test a request per peer
-# (256 processes, --reps 1: 100 s on ranges, more than 15 minutes for each native variant).
+# (256 processes, --reps 1: 100 s on ranges; create_group's ran 37 minutes and was stopped).
 # --jquick-variants runs some of range, native_create_group, native_split (SMPI's own
 # creation) and model_mpich_create_group,
 # model_mpich_split, model_openmpi_create_group, model_openmpi_split (native communicators whose
