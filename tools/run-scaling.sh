@@ -13,9 +13,10 @@
 #                        [--results DIR]
 #
 # --quick: up to 256 processes, Janus Quicksort up to 64 (6 minutes, most of it the native
-# sorts at 64). Janus Quicksort runs up to 256 by default: every waiting process polls, and at
-# a realistic poll cost the simulator spends its wall time on those polls, most of it in the
-# native variants, each poll of whose nonblocking collectives has SMPI test a request per peer
+# sorts at 64). Janus Quicksort runs up to 64 by default (--jquick-max 256 for more): every
+# waiting process polls, and at a realistic poll cost the simulator spends its wall time on
+# those polls, most of it in the native variants, each poll of whose nonblocking collectives
+# has SMPI test a request per peer
 # (256 processes, --reps 1: 100 s on ranges; create_group's ran 37 minutes and was stopped).
 # --jquick-variants runs some of range, native_create_group, native_split (SMPI's own
 # creation) and model_mpich_create_group,
@@ -43,7 +44,7 @@ ranks="8 64 256 1024 4096"
 experiments="create fig7 coll iscan jquick"
 latency=0.75us bandwidth=5GBps poll=5e-8 sensitivity=0 computation=off
 results=results/scaling-$(date +%Y-%m-%d)
-jquick_max=256 jquick_variants=all reps=3
+jquick_max=64 jquick_variants=all reps=3
 while (( $# > 0 )); do
   case $1 in
     --quick) ranks="8 64 256" jquick_max=64 ;;
