@@ -12,17 +12,16 @@
 #                        [--poll-cost 5e-8] [--computation off|measured] [--sensitivity]
 #                        [--results DIR]
 #
-# --quick: up to 256 processes, Janus Quicksort up to 64 (6 minutes, most of it the native
-# sorts at 64). Janus Quicksort runs up to 64 by default (--jquick-max 256 for more): every
-# waiting process polls, and at a realistic poll cost the simulator spends its wall time on
-# those polls, most of it in the native variants, each poll of whose nonblocking collectives
-# has SMPI test a request per peer
-# (256 processes, --reps 1: 100 s on ranges; create_group's ran 37 minutes and was stopped).
-# --jquick-variants runs some of range, native_create_group, native_split (SMPI's own
-# creation) and model_mpich_create_group,
-# model_mpich_split, model_openmpi_create_group, model_openmpi_split (native communicators whose
-# creation sends the messages MPICH's or Open MPI's does; docs/scaling.md), or all (the default);
-# --reps sets the timed repetitions after the untimed one.
+# --quick: up to 256 processes (6 minutes, most of it the native sorts at 64). Janus Quicksort
+# runs up to 64 processes unless --jquick-max says more: every waiting process polls, and the
+# simulator spends its wall time on those polls, most of it in the native variants, each poll
+# of whose nonblocking collectives has SMPI test a request per peer (256 processes, --reps 1:
+# 100 s on ranges; create_group's ran 37 minutes and was stopped). --jquick-variants runs some
+# of range, native_create_group, native_split (SMPI's own creation) and
+# model_mpich_create_group, model_mpich_split, model_openmpi_create_group, model_openmpi_split
+# (native communicators whose creation sends the messages MPICH's or Open MPI's does;
+# docs/scaling.md), or all (the default); --reps sets the timed repetitions after the untimed
+# one.
 # The network is the paper's (SuperMUC: 0.75 us, 5 GB/s); --poll-cost is the simulated time of
 # a failed MPI_Iprobe or MPI_Test (measured here: 12-72 ns on Open MPI 4.1 and MPICH 4.0, so 5e-8
 # by default; SMPI's own default is far larger). --sensitivity adds runs at 64 processes with
@@ -47,7 +46,7 @@ results=results/scaling-$(date +%Y-%m-%d)
 jquick_max=64 jquick_variants=all reps=3
 while (( $# > 0 )); do
   case $1 in
-    --quick) ranks="8 64 256" jquick_max=64 ;;
+    --quick) ranks="8 64 256" ;;
     --jquick-max) jquick_max=$2; shift ;;
     --jquick-variants) jquick_variants=$2; shift ;;
     --reps) reps=$2; shift ;;
