@@ -12,7 +12,7 @@
 #                        [--poll-cost 5e-8] [--computation off|measured] [--sensitivity]
 #                        [--results DIR]
 #
-# --quick: up to 256 processes (6 minutes, most of it the native sorts at 64). Janus Quicksort
+# --quick: up to 256 processes (4 minutes, most of it the native sorts at 64). Janus Quicksort
 # runs up to 64 processes unless --jquick-max says more: every waiting process polls, and the
 # simulator spends its wall time on those polls, most of it in the native variants, each poll
 # of whose nonblocking collectives has SMPI test a request per peer (256 processes, --reps 1:
