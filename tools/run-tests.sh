@@ -94,7 +94,8 @@ configure() {
 }
 
 # Prints "<passed> <failed>" from meson's test log, then the name and result of each failed test
-# a line each; the log tail of each failed test goes to standard error.
+# a line each, followed by the last lines of its output marked "  | " (for the recap at the end,
+# which is what a CI log's tail keeps); a longer tail of each goes to standard error.
 summarize() {
   python3 - "$1" <<'PY'
 import json, sys
@@ -107,16 +108,18 @@ with open(sys.argv[1]) as log:
             passed += test["result"] != "SKIP"
             continue
         failed += 1
-        names.append(f"{test['name']}: {test['result']}")
         output = (test.get("stdout") or "") + (test.get("stderr") or "")
         tail = output.rstrip("\n").splitlines()[-40:]
+        names.append((f"{test['name']}: {test['result']}", tail))
         print(f"---- {test['name']}: {test['result']} (last {len(tail)} lines of its output)",
               file=sys.stderr)
         for text in tail:
             print("  | " + text, file=sys.stderr)
 print(passed, failed)
-for name in names:
+for name, tail in names:
     print(name)
+    for text in tail[-12:]:
+        print("  | " + text)
 PY
 }
 
@@ -167,7 +170,11 @@ build_and_test() {
   meson test -C "$dir" --no-rebuild "${test_options[@]}"
   status=$?
   if [[ -f $testlog ]]; then
-    { read -r p f; while read -r name; do [[ -n $name ]] && failures+=("$dir: $name"); done; } \
+    { read -r p f
+      while IFS= read -r name; do
+        if [[ $name == '  | '* ]]; then failures+=("$name")
+        elif [[ -n $name ]]; then failures+=("$dir: $name"); fi
+      done; } \
       < <(summarize "$testlog")
   fi
   if [[ -z $f ]]; then

@@ -14,8 +14,6 @@
 #include <unordered_map>
 #include <vector>
 
-#include <simgrid/s4u/Actor.hpp>
-
 namespace {
 
 // A message a matched probe took out of SMPI's queue: its bytes and its envelope.
@@ -65,22 +63,14 @@ void set_empty_status(MPI_Status* status, int source) {
   MPI_Status_set_elements(status, MPI_BYTE, 0);
 }
 
-// One test call's simulated cost: RANGECOMM_SIM_TEST_COST seconds (0 when unset, and SMPI's
-// own charge, smpi/test per request tested, is the only one). Read once: the run's setting.
-void charge_test() {
-  static const double cost = [] {
-    const char* text = getenv("RANGECOMM_SIM_TEST_COST");
-    return text != nullptr ? std::strtod(text, nullptr) : 0.0;
-  }();
-  if (cost > 0) simgrid::s4u::this_actor::sleep_for(cost);
-}
-
 }  // namespace
 
 extern "C" {
 
 int rc_smpi_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message,
                     MPI_Status* status) {
+  rc_smpi_progress();  // a process may wait for a collective of smpi_requests.cpp in a loop of
+                       // these
   MPI_Status probed;
   int rc = MPI_Iprobe(source, tag, comm, flag, &probed);
   if (rc != MPI_SUCCESS || !*flag) return rc;
@@ -165,32 +155,6 @@ int rc_smpi_Mrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message,
     status->MPI_TAG = tag;
   }
   return rc;
-}
-
-int rc_smpi_Test(MPI_Request* request, int* flag, MPI_Status* status) {
-  charge_test();
-  if (request != nullptr && *request == MPI_REQUEST_NULL) {
-    *flag = 1;
-    set_empty_status(status, MPI_ANY_SOURCE);
-    return MPI_SUCCESS;
-  }
-  return MPI_Test(request, flag, status);
-}
-
-int rc_smpi_Testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]) {
-  charge_test();
-  return MPI_Testall(count, requests, flag, statuses);
-}
-
-int rc_smpi_Testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status) {
-  charge_test();
-  return MPI_Testany(count, requests, index, flag, status);
-}
-
-int rc_smpi_Testsome(int count, MPI_Request requests[], int* outcount, int indices[],
-                     MPI_Status statuses[]) {
-  charge_test();
-  return MPI_Testsome(count, requests, outcount, indices, statuses);
 }
 
 // SMPI's MPI_Abort ends every simulated process and then smpirun with exit status 0, as if the
