@@ -9,27 +9,30 @@
 #   tools/run-scaling.sh [--quick] [--ranks "8 64 256"] [--experiments "create fig7 ..."]
 #                        [--jquick-max 256] [--jquick-variants range,native_split]
 #                        [--reps 3] [--latency 0.75us] [--bandwidth 5GBps]
-#                        [--poll-cost 5e-8] [--computation off|measured] [--sensitivity]
-#                        [--results DIR]
+#                        [--poll-cost 5e-8] [--eager 0] [--computation off|measured]
+#                        [--sensitivity] [--results DIR]
 #
-# --quick: up to 256 processes (4 minutes, most of it the native sorts at 64). Janus Quicksort
-# runs up to 64 processes unless --jquick-max says more: every waiting process polls, and the
-# simulator spends its wall time on those polls, most of it in the native variants, each poll
-# of whose nonblocking collectives has SMPI test a request per peer (256 processes, --reps 1:
-# 100 s on ranges; create_group's ran 37 minutes and was stopped). --jquick-variants runs some
-# of range, native_create_group, native_split (SMPI's own creation) and
+# --quick: up to 256 processes (10 minutes, most of it the sorts at 256). Janus Quicksort runs
+# up to 256 processes unless --jquick-max says otherwise: every waiting process polls, and the
+# simulator spends its wall time on those polls and on its network model (all seven variants
+# at 256: 9 minutes; the sort on ranges alone, --reps 1: about 7 minutes at 512, more than 100
+# at 1024). --jquick-variants runs
+# some of range, native_create_group, native_split (SMPI's own creation) and
 # model_mpich_create_group, model_mpich_split, model_openmpi_create_group, model_openmpi_split
 # (native communicators whose creation sends the messages MPICH's or Open MPI's does;
 # docs/scaling.md), or all (the default); --reps sets the timed repetitions after the untimed
 # one.
 # The network is the paper's (SuperMUC: 0.75 us, 5 GB/s); --poll-cost is the simulated time of
 # a failed MPI_Iprobe or MPI_Test (measured here: 12-72 ns on Open MPI 4.1 and MPICH 4.0, so 5e-8
-# by default; SMPI's own default is far larger). --sensitivity adds runs at 64 processes with
-# other poll costs and this machine's shared-memory latency. --computation: off (the default)
-# charges no time for computation between MPI calls, as SMPI charges none inside its own MPI
-# calls (its native collectives); measured charges each stretch as long as it ran here, which
-# under the simulator includes about a microsecond of the simulator's own work per stretch (a
-# 46-63 ns range creation measures 0.9-8 us at 8-1024 simulated processes; docs/scaling.md).
+# by default; SMPI's own default is far larger). --eager BYTES sends messages below that size
+# at once, before a receive matches them (smpi/async-small-thresh; by SMPI's default, 0, a
+# message's data moves only when a receive matches it). --sensitivity adds runs at 64 processes
+# with other poll costs, this machine's shared-memory latency and eager messages up to 64 KiB.
+# --computation: off (the default) charges no time for computation between MPI calls, as SMPI
+# charges none inside its own MPI calls (its native collectives); measured charges each stretch
+# as long as it ran here, which under the simulator includes about a microsecond of the
+# simulator's own work per stretch (a 46-63 ns range creation measures 0.9-8 us at 8-1024
+# simulated processes; docs/scaling.md).
 set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$top"
@@ -41,9 +44,9 @@ fi
 
 ranks="8 64 256 1024 4096"
 experiments="create fig7 coll iscan jquick"
-latency=0.75us bandwidth=5GBps poll=5e-8 sensitivity=0 computation=off
+latency=0.75us bandwidth=5GBps poll=5e-8 sensitivity=0 computation=off eager=0
 results=results/scaling-$(date +%Y-%m-%d)
-jquick_max=64 jquick_variants=all reps=3
+jquick_max=256 jquick_variants=all reps=3
 while (( $# > 0 )); do
   case $1 in
     --quick) ranks="8 64 256" ;;
@@ -57,8 +60,9 @@ while (( $# > 0 )); do
     --poll-cost) poll=$2; shift ;;
     --sensitivity) sensitivity=1 ;;
     --computation) computation=$2; shift ;;
+    --eager) eager=$2; shift ;;
     --results) results=$2; shift ;;
-    *) sed -n '2,30s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 2 ;;
+    *) sed -n '2,35s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 2 ;;
   esac
   shift
 done
@@ -72,10 +76,10 @@ case $computation in
   measured) computation_cfg=--cfg=smpi/simulate-computation:yes ;;
   *) echo "run-scaling: --computation is off or measured" >&2; exit 2 ;;
 esac
-echo "experiment,p,variant,parameter,seconds,latency,bandwidth,poll_cost,computation" >"$csv"
+echo "experiment,p,variant,parameter,seconds,latency,bandwidth,poll_cost,computation,eager" >"$csv"
 
-run() {  # run P EXPERIMENT LATENCY BANDWIDTH POLL
-  local p=$1 experiment=$2 lat=$3 bw=$4 poll_cost=$5 work
+run() {  # run P EXPERIMENT LATENCY BANDWIDTH POLL [EAGER]
+  local p=$1 experiment=$2 lat=$3 bw=$4 poll_cost=$5 eager_bytes=${6:-$eager} work
   work=$(mktemp -d)
   python3 sim/platform.py "$work" "$p" "$lat" "$bw"
   local start=$SECONDS out
@@ -90,7 +94,7 @@ run() {  # run P EXPERIMENT LATENCY BANDWIDTH POLL
                --cfg=smpi/host-speed:1Gf "$computation_cfg" --cfg=smpi/lat-factor:0:1 \
                --cfg=smpi/bw-factor:0:1 --cfg=smpi/iprobe:"$poll_cost" \
                --cfg=smpi/test:0 --cfg=smpi/grow-injected-times:no \
-               --cfg=smpi/display-timing:no \
+               --cfg=smpi/async-small-thresh:"$eager_bytes" --cfg=smpi/display-timing:no \
                --cfg=contexts/stack-size:512 --log=root.thres:warning \
                "$driver" "$experiment" --reps "$reps" --variants "$jquick_variants" \
                2>"$work/err"); then
@@ -99,7 +103,7 @@ run() {  # run P EXPERIMENT LATENCY BANDWIDTH POLL
     rm -rf "$work"
     return 1
   fi
-  echo "$out" | sed "s/\$/,$lat,$bw,$poll_cost,$computation/" >>"$csv"
+  echo "$out" | sed "s/\$/,$lat,$bw,$poll_cost,$computation,$eager_bytes/" >>"$csv"
   echo "  $experiment, p=$p: $((SECONDS - start)) s"
   rm -rf "$work"
 }
@@ -118,6 +122,9 @@ if (( sensitivity )); then
   # This machine's shared memory: MPICH's one-byte one-way latency and Open MPI's 64 KiB message
   # rate measured here (docs/benchmarks.md, point-to-point latency).
   for experiment in fig7 jquick; do run 64 "$experiment" 0.3us 5.7GBps "$poll" || status=1; done
+  for experiment in fig7 jquick; do
+    run 64 "$experiment" "$latency" "$bandwidth" "$poll" 65536 || status=1
+  done
 fi
 python3 tools/scaling_plots.py "$csv" "$results" || status=1
 echo "run-scaling: $csv"

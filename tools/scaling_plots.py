@@ -7,7 +7,7 @@ Writes OUT_DIR/scaling.md (per experiment and parameter, the simulated microseco
 variant at each p and how many times slower the native variants are than the range one) and,
 where matplotlib is installed, OUT_DIR/scaling-<experiment>.png (microseconds against p, log-log).
 Only rows of the run's main settings (the most frequent latency, bandwidth, poll cost and
-computation) enter the first table and the plots; the other rows get a table per setting.
+computation, eager size) enter the first table and the plots; the other rows get a table per setting.
 """
 import collections
 import csv
@@ -22,8 +22,9 @@ def load(path):
 
 def setting(row):
     """The run's settings: latency, bandwidth, poll cost, computation (measured before it was
-    a setting)."""
-    return (row["latency"], row["bandwidth"], row["poll_cost"], row.get("computation") or "measured")
+    a setting), eager bytes (0 before it was one)."""
+    return (row["latency"], row["bandwidth"], row["poll_cost"], row.get("computation") or "measured",
+            row.get("eager") or "0")
 
 
 def table(rows, title):
@@ -62,12 +63,14 @@ def main():
     text = ["# Scaling in simulated time", ""]
     if main_setting:
         text.append(f"Latency {main_setting[0]}, bandwidth {main_setting[1]}, "
-                    f"failed poll {main_setting[2]} s, computation {main_setting[3]}.\n")
+                    f"failed poll {main_setting[2]} s, computation {main_setting[3]}, "
+                    f"eager below {main_setting[4]} bytes.\n")
         text.append(table(main_rows, "Main runs"))
     for other in sorted({setting(r) for r in other_rows}):
         subset = [r for r in other_rows if setting(r) == other]
         text.append(table(subset, f"Latency {other[0]}, bandwidth {other[1]}, "
-                                  f"failed poll {other[2]} s, computation {other[3]}"))
+                                  f"failed poll {other[2]} s, computation {other[3]}, "
+                                  f"eager below {other[4]} bytes"))
     with open(os.path.join(out, "scaling.md"), "w") as f:
         f.write("\n".join(text))
     try:

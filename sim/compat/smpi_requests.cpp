@@ -7,10 +7,13 @@
 // while one runs, in this build's programs); a process blocked in another blocking call holds
 // its collectives back until it returns, as an MPI without a progress thread would outside
 // its progress engine. Its messages carry tags counted down from MPI_TAG_UB on the user's
-// communicator, a tag per collective started there (4096 before one is reused, which MPI's
-// ordering makes safe once 4096 collectives separate two that share it): a receive of
+// communicator, a tag per collective started there (4096 before one is reused: two that share
+// a tag cannot take each other's messages unless a process runs more than 4096 at once there,
+// as messages between two processes with one tag arrive in order): a receive of
 // MPI_ANY_TAG on a communicator with a collective running could take one, which nothing in
-// this build does (the library talks on communicators of its own).
+// this build does (the library talks on communicators of its own). A collective posts its
+// later rounds on the communicator's handle, so the communicator must not be freed while one
+// runs (MPI allows it; nothing here does it).
 //
 // Its request is a handle SMPI never sees: a pointer to the collective, told apart from SMPI's
 // requests by the list of this process's running collectives. Every call that takes a request
@@ -245,8 +248,8 @@ int rc_smpi_Ibcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm c
 // 2 * (p - 2^k) processes pair up so that 2^k take part, each exchanging with the one whose
 // rank differs in one bit, round by round; lower ranks' values first for operations that do not
 // commute; the paired-off processes then get the result.
-int rc_smpi_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
-                       MPI_Op op, MPI_Comm comm, MPI_Request* request) {
+int rc_smpi_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                       MPI_Comm comm, MPI_Request* request) {
   if (!schedulable(comm, type))
     return MPI_Iallreduce(sendbuf, recvbuf, count, type, op, comm, request);
   int rank = 0, size = 0;
@@ -299,8 +302,8 @@ namespace {
 // MPICH's recursive doubling for scans (MPIR_Scan_intra_recursive_doubling and its exclusive
 // form): each round exchanges the partial reduction of a block of ranks with the process whose
 // rank differs in one bit; a lower block's value joins the result.
-int scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
-         MPI_Comm comm, bool exclusive, MPI_Request* request) {
+int scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+         bool exclusive, MPI_Request* request) {
   int rank = 0, size = 0;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
