@@ -1,7 +1,8 @@
 // The paper's experiments in simulated time: run under SMPI (tools/run-scaling.sh) at any number
 // of simulated processes, each measurement once with range communicators and once natively, in
 // the same run. Rank 0 prints CSV rows "experiment,p,variant,parameter,seconds": simulated
-// seconds per operation, the slowest process's (operations are timed between barriers). Every
+// seconds per operation, the slowest process's (after a barrier, each process times its
+// repetitions back to back). Every
 // result is checked; a wrong one ends the run with exit status 1 and says where.
 //
 //   sim_scaling.so EXPERIMENT [--reps R] [--per-rank N] [--variants V,...]
@@ -13,11 +14,12 @@
 //   fig7    that creation plus one broadcast of 1024 ints in the new communicator (Fig. 7)
 //   coll    Bcast and Allreduce of 1, 1024 and 65536 ints on all processes (Fig. 9's sizes)
 //   iscan   Iscan of one int, started and waited for (Fig. 4)
+//   contact Iallreduce and Ibcast of one int64 over each half on a range made for each call
+//           (every edge a first contact), on a range kept, and on an MPI communicator kept
 //   jquick  Janus Quicksort of N doubles per process (16) on ranges and on native
 //           communicators made by create_group and by split (Fig. 8), SMPI's own creation and
 //           the models' (model_*); --variants picks some of range, native_create_group,
-//           native_split, model_{mpich,openmpi}_{create_group,split}, or all (the default; the
-//           native ones take the simulator ten times longer)
+//           native_split, model_{mpich,openmpi}_{create_group,split}, or all (the default)
 //   all     each of the above
 #include <mpi.h>
 
@@ -437,6 +439,60 @@ void experiment_iscan(const rangecomm::Comm& world) {
       }));
 }
 
+// First contact: a nonblocking all-reduction and broadcast of one int64 over each half, on a
+// range made for each call (the first message on every edge carries a binding and is taken
+// through the matching engine, as on every level of Janus Quicksort), on one range kept, and
+// on an MPI communicator kept (MPICH's schedules, sim/compat/smpi_requests.cpp).
+void experiment_contact(const rangecomm::Comm& world) {
+  const Half h = my_half();
+  const std::int64_t mine = g_rank + 1;
+  const std::int64_t sum = (2LL * h.first + h.size + 1) * h.size / 2;  // first+1 .. last+1
+  rangecomm::Comm kept = range_half(world);
+  MPI_Comm native = native_half(false);
+  auto iallreduce = [&](const rangecomm::Comm& c) {
+    std::int64_t got = 0;
+    rangecomm::Request r;
+    check_mpi(rangecomm::Iallreduce(&mine, &got, 1, MPI_INT64_T, MPI_SUM, c, &r), "Iallreduce");
+    check_mpi(rangecomm::Wait(&r, MPI_STATUS_IGNORE), "Wait");
+    check(got == sum, "range Iallreduce: wrong sum");
+  };
+  auto ibcast = [&](const rangecomm::Comm& c) {
+    std::int64_t value = h.rank == 0 ? 1000 + h.first : -1;
+    rangecomm::Request r;
+    check_mpi(rangecomm::Ibcast(&value, 1, MPI_INT64_T, 0, c, &r), "Ibcast");
+    check_mpi(rangecomm::Wait(&r, MPI_STATUS_IGNORE), "Wait");
+    check(value == 1000 + h.first, "range Ibcast: wrong value");
+  };
+  auto fresh = [&](auto op) {
+    return [&world, op] {
+      rangecomm::Comm c = range_half(world);
+      op(c);
+      check_mpi(rangecomm::Comm_free(&c), "Comm_free");
+    };
+  };
+  row("contact_iallreduce", "range", 1, timed(fresh(iallreduce)));
+  row("contact_iallreduce", "range_kept", 1, timed([&] { iallreduce(kept); }));
+  row("contact_iallreduce", "native", 1, timed([&] {
+        std::int64_t got = 0;
+        MPI_Request r;
+        check_mpi(MPI_Iallreduce(&mine, &got, 1, MPI_INT64_T, MPI_SUM, native, &r),
+                  "MPI_Iallreduce");
+        check_mpi(MPI_Wait(&r, MPI_STATUS_IGNORE), "MPI_Wait");
+        check(got == sum, "native Iallreduce: wrong sum");
+      }));
+  row("contact_ibcast", "range", 1, timed(fresh(ibcast)));
+  row("contact_ibcast", "range_kept", 1, timed([&] { ibcast(kept); }));
+  row("contact_ibcast", "native", 1, timed([&] {
+        std::int64_t value = h.rank == 0 ? 1000 + h.first : -1;
+        MPI_Request r;
+        check_mpi(MPI_Ibcast(&value, 1, MPI_INT64_T, 0, native, &r), "MPI_Ibcast");
+        check_mpi(MPI_Wait(&r, MPI_STATUS_IGNORE), "MPI_Wait");
+        check(value == 1000 + h.first, "native Ibcast: wrong value");
+      }));
+  check_mpi(rangecomm::Comm_free(&kept), "Comm_free");
+  MPI_Comm_free(&native);
+}
+
 // Sorted across the processes, balanced, and the same multiset (by sum and count).
 void check_sorted(const std::vector<double>& v, long long n_total, double input_sum) {
   check(std::is_sorted(v.begin(), v.end()), "jquick: not sorted locally");
@@ -532,6 +588,7 @@ int main(int argc, char* argv[]) {
       {"fig7", [&] { experiment_create(world, true); }},
       {"coll", [&] { experiment_coll(world); }},
       {"iscan", [&] { experiment_iscan(world); }},
+      {"contact", [&] { experiment_contact(world); }},
       {"jquick", [] { experiment_jquick(); }},
   };
   bool known = false;
@@ -541,7 +598,8 @@ int main(int argc, char* argv[]) {
     run();
   }
   if (!known)
-    fail("unknown experiment '" + experiment + "' (create, fig7, coll, iscan, jquick, all)");
+    fail("unknown experiment '" + experiment +
+         "' (create, fig7, coll, iscan, contact, jquick, all)");
   check_mpi(rangecomm::Comm_free(&world), "Comm_free");
   MPI_Finalize();
   return 0;

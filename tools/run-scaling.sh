@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The paper's experiments at scale, in SimGrid's MPI simulator: sim/scaling.cpp (creation,
-# creation + broadcast, collectives, Iscan, Janus Quicksort; ranges against native MPI in the
-# same run, every result checked) at 8 to 4096 simulated processes, in simulated time. Writes
-# scaling.csv (experiment,p,variant,parameter,seconds, plus the run's settings) and plots into
-# the results folder. Builds build-sim first (tools/simulated.sh; on Debian 12 in the Debian 13
-# root).
+# creation + broadcast, collectives, Iscan, first contact, Janus Quicksort; ranges against
+# native MPI in the same run, every result checked) at 8 to 4096 simulated processes, in
+# simulated time. Writes scaling.csv (experiment,p,variant,parameter,seconds, plus the run's
+# settings) and plots into the results folder. Builds build-sim first (tools/simulated.sh; on
+# Debian 12 in the Debian 13 root).
 #
 #   tools/run-scaling.sh [--quick] [--ranks "8 64 256"] [--experiments "create fig7 ..."]
 #                        [--jquick-max 256] [--jquick-variants range,native_split]
@@ -43,7 +43,7 @@ if [[ $codename == bookworm || $codename == bullseye ]]; then
 fi
 
 ranks="8 64 256 1024 4096"
-experiments="create fig7 coll iscan jquick"
+experiments="create fig7 coll iscan contact jquick"
 latency=0.75us bandwidth=5GBps poll=5e-8 sensitivity=0 computation=off eager=0
 results=results/scaling-$(date +%Y-%m-%d)
 jquick_max=256 jquick_variants=all reps=3
