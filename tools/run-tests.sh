@@ -94,8 +94,9 @@ configure() {
 }
 
 # Prints "<passed> <failed>" from meson's test log, then the name and result of each failed test
-# a line each, followed by the last lines of its output marked "  | " (for the recap at the end,
-# which is what a CI log's tail keeps); a longer tail of each goes to standard error.
+# a line each, the first five followed by the last lines of their output marked "  | " (for the
+# recap at the end, which is what a CI log's tail keeps); a longer tail of each goes to standard
+# error.
 summarize() {
   python3 - "$1" <<'PY'
 import json, sys
@@ -116,9 +117,9 @@ with open(sys.argv[1]) as log:
         for text in tail:
             print("  | " + text, file=sys.stderr)
 print(passed, failed)
-for name, tail in names:
+for i, (name, tail) in enumerate(names):
     print(name)
-    for text in tail[-12:]:
+    for text in tail[-12:] if i < 5 else []:  # the first five failures' tails
         print("  | " + text)
 PY
 }
