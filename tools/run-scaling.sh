@@ -15,8 +15,8 @@
 # --quick: up to 256 processes (10 minutes, most of it the sorts at 256). Janus Quicksort runs
 # up to 256 processes unless --jquick-max says otherwise: every waiting process polls, and the
 # simulator spends its wall time on those polls and on its network model (all seven variants
-# at 256: 9 minutes; the sort on ranges alone, --reps 1: about 7 minutes at 512, more than 100
-# at 1024). --jquick-variants runs
+# at 256: 9 minutes, at 512 with --reps 1: 30; the sort on ranges alone at 1024 ran more than
+# 100 minutes). --jquick-variants runs
 # some of range, native_create_group, native_split (SMPI's own creation) and
 # model_mpich_create_group, model_mpich_split, model_openmpi_create_group, model_openmpi_split
 # (native communicators whose creation sends the messages MPICH's or Open MPI's does;
