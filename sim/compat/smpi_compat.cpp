@@ -54,18 +54,18 @@ bool valid_name(const char* name) {
   return false;
 }
 
-// An empty status from `source`: MPI_ANY_SOURCE (a null request) or MPI_PROC_NULL.
-void set_empty_status(MPI_Status* status, int source) {
+}  // namespace
+
+extern "C" {
+
+// An empty status from `source` (smpi_compat.h).
+void rc_smpi_set_empty_status(MPI_Status* status, int source) {
   if (status == MPI_STATUS_IGNORE) return;
   status->MPI_SOURCE = source;
   status->MPI_TAG = MPI_ANY_TAG;
   status->MPI_ERROR = MPI_SUCCESS;
   MPI_Status_set_elements(status, MPI_BYTE, 0);
 }
-
-}  // namespace
-
-extern "C" {
 
 int rc_smpi_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message,
                     MPI_Status* status) {
@@ -76,7 +76,7 @@ int rc_smpi_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* 
   if (rc != MPI_SUCCESS || !*flag) return rc;
   if (source == MPI_PROC_NULL) {
     *message = MPI_MESSAGE_NO_PROC;
-    set_empty_status(status, MPI_PROC_NULL);
+    rc_smpi_set_empty_status(status, MPI_PROC_NULL);
     return MPI_SUCCESS;
   }
   int bytes = 0;
@@ -138,7 +138,7 @@ int rc_smpi_Mrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message,
   if (message == nullptr) return MPI_ERR_ARG;
   if (*message == MPI_MESSAGE_NO_PROC) {
     *message = MPI_MESSAGE_NULL;
-    set_empty_status(status, MPI_PROC_NULL);
+    rc_smpi_set_empty_status(status, MPI_PROC_NULL);
     return MPI_SUCCESS;
   }
   auto* taken = static_cast<TakenMessage*>(*message);

@@ -77,6 +77,9 @@ int rc_smpi_Request_get_status(MPI_Request request, int* flag, MPI_Status* statu
 int rc_smpi_Request_free(MPI_Request* request);
 int rc_smpi_Cancel(MPI_Request* request);
 void rc_smpi_progress(void);
+// Shared by the layer's files: an empty status from `source` (MPI_ANY_SOURCE for a null request
+// or a collective, MPI_PROC_NULL).
+void rc_smpi_set_empty_status(MPI_Status* status, int source);
 int rc_smpi_Add_error_string(int code, const char* text);
 int rc_smpi_Comm_call_errhandler(MPI_Comm comm, int code);
 int rc_smpi_Type_dup(MPI_Datatype type, MPI_Datatype* copy);

@@ -42,14 +42,6 @@ void charge_test() {
   if (cost > 0) simgrid::s4u::this_actor::sleep_for(cost);
 }
 
-void set_empty_status(MPI_Status* status) {
-  if (status == MPI_STATUS_IGNORE) return;
-  status->MPI_SOURCE = MPI_ANY_SOURCE;
-  status->MPI_TAG = MPI_ANY_TAG;
-  status->MPI_ERROR = MPI_SUCCESS;
-  MPI_Status_set_elements(status, MPI_BYTE, 0);
-}
-
 // A nonblocking collective as rounds of messages; `then` runs when a round's messages are done.
 class Collective {
  public:
@@ -74,11 +66,13 @@ class Collective {
     return scratch_.emplace_back(static_cast<size_t>(extent) * count_).data();
   }
   bool done() const { return next_ == rounds_.size() && posted_.empty(); }
+  // Done, or stopped by an error: either way its request completes.
+  bool finished() const { return done() || error_ != MPI_SUCCESS; }
   int error() const { return error_; }
 
   // Completes what it can: true once the last round is done.
   bool advance() {
-    while (!done() && error_ == MPI_SUCCESS) {
+    while (!finished()) {
       if (!posted_.empty()) {
         int flag = 0;
         int rc = MPI_Testall(static_cast<int>(posted_.size()), posted_.data(), &flag,
@@ -100,7 +94,7 @@ class Collective {
       // A round with no messages (a process with no partner there) is done at once.
       if (posted_.empty() && rounds_[next_ - 1].then) rounds_[next_ - 1].then();
     }
-    return done() || error_ != MPI_SUCCESS;
+    return finished();
   }
 
  private:
@@ -145,7 +139,7 @@ int finish(MPI_Request* request, MPI_Status* status) {
   const int rc = c->error();
   delete c;
   *request = MPI_REQUEST_NULL;
-  set_empty_status(status);
+  rc_smpi_set_empty_status(status, MPI_ANY_SOURCE);
   if (status != MPI_STATUS_IGNORE) status->MPI_ERROR = rc;
   return rc;
 }
@@ -366,11 +360,11 @@ int rc_smpi_Test(MPI_Request* request, int* flag, MPI_Status* status) {
   progress();
   if (request != nullptr && *request == MPI_REQUEST_NULL) {
     *flag = 1;
-    set_empty_status(status);
+    rc_smpi_set_empty_status(status, MPI_ANY_SOURCE);
     return MPI_SUCCESS;
   }
   if (Collective* c = request != nullptr ? owned(*request) : nullptr) {
-    *flag = c->done() || c->error() != MPI_SUCCESS;
+    *flag = c->finished();
     return *flag ? finish(request, status) : MPI_SUCCESS;
   }
   return MPI_Test(request, flag, status);
@@ -382,7 +376,7 @@ int rc_smpi_Testall(int count, MPI_Request requests[], int* flag, MPI_Status sta
   if (!any_owned(count, requests)) return MPI_Testall(count, requests, flag, statuses);
   *flag = 0;
   for (int i = 0; i < count; ++i)
-    if (Collective* c = owned(requests[i]); c != nullptr && !c->done() && !c->error())
+    if (Collective* c = owned(requests[i]); c != nullptr && !c->finished())
       return MPI_SUCCESS;  // MPI_Testall completes none unless it completes all
   std::vector<MPI_Request> part = smpi_part(count, requests);
   int rc = MPI_Testall(count, part.data(), flag, statuses);
@@ -401,7 +395,7 @@ int rc_smpi_Testany(int count, MPI_Request requests[], int* index, int* flag, MP
   progress();
   if (!any_owned(count, requests)) return MPI_Testany(count, requests, index, flag, status);
   for (int i = 0; i < count; ++i)
-    if (Collective* c = owned(requests[i]); c != nullptr && (c->done() || c->error())) {
+    if (Collective* c = owned(requests[i]); c != nullptr && c->finished()) {
       *index = i;
       *flag = 1;
       return finish(&requests[i], status);
@@ -424,7 +418,7 @@ int rc_smpi_Testsome(int count, MPI_Request requests[], int* outcount, int indic
   int n = *outcount == MPI_UNDEFINED ? 0 : *outcount;
   for (int k = 0; k < n; ++k) requests[indices[k]] = part[static_cast<size_t>(indices[k])];
   for (int i = 0; i < count; ++i)
-    if (Collective* c = owned(requests[i]); c != nullptr && (c->done() || c->error())) {
+    if (Collective* c = owned(requests[i]); c != nullptr && c->finished()) {
       indices[n] = i;
       if (finish(&requests[i], status_at(statuses, n)) != MPI_SUCCESS) rc = MPI_ERR_IN_STATUS;
       ++n;
@@ -471,9 +465,9 @@ int rc_smpi_Waitsome(int count, MPI_Request requests[], int* outcount, int indic
 int rc_smpi_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
   progress();
   if (Collective* c = owned(request)) {
-    *flag = c->done() || c->error() != MPI_SUCCESS;
+    *flag = c->finished();
     if (*flag) {
-      set_empty_status(status);
+      rc_smpi_set_empty_status(status, MPI_ANY_SOURCE);
       if (status != MPI_STATUS_IGNORE) status->MPI_ERROR = c->error();
     }
     return MPI_SUCCESS;
