@@ -4,7 +4,14 @@
 Usage: platform.py OUT_DIR HOSTS LATENCY BANDWIDTH
 
 OUT_DIR/platform.xml describes HOSTS hosts node-0..node-(HOSTS-1), each linked to the switch with
-BANDWIDTH, and a backbone that does not limit; LATENCY is a message's latency from host to host
+BANDWIDTH, and no backbone: the switch does not limit (a non-blocking network), and SimGrid's
+network solver couples two messages only where they share a host's link (a backbone that every
+message crossed coupled them all, and the simulator spent half of its wall time solving them at
+256 processes). A message from a process to itself crosses a loopback link that costs
+nothing (MPI copies it in memory; without one SimGrid routes it out through the host's link
+and back, a whole LATENCY, and so charged it to every message that the simulated build's
+matched probe delivers, which it sends to itself, sim/compat/smpi_compat.cpp).
+LATENCY is a message's latency from host to host
 (SimGrid units, e.g. 0.75us, 5GBps). A message crosses two links, its sender's and its
 receiver's, whose latencies SimGrid adds, so each link gets half of LATENCY. OUT_DIR/hosts lists
 the hosts for smpirun's -hostfile. Used by sim/meson.build (the tests' machine) and
@@ -35,7 +42,7 @@ def main():
                 '<platform version="4.1">\n'
                 f'  <cluster id="cluster" prefix="node-" suffix="" radical="0-{hosts - 1}" '
                 f'speed="1Gf"\n           bw="{bandwidth}" lat="{link_latency}" '
-                'bb_bw="1000GBps" bb_lat="0us"/>\n'
+                'loopback_bw="1000GBps" loopback_lat="0us"/>\n'
                 "</platform>\n")
     with open(os.path.join(out, "hosts"), "w") as f:
         f.write("".join(f"node-{i}\n" for i in range(hosts)))

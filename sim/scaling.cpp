@@ -2,10 +2,12 @@
 // of simulated processes, each measurement once with range communicators and once natively, in
 // the same run. Rank 0 prints CSV rows "experiment,p,variant,parameter,seconds": simulated
 // seconds per operation, the slowest process's (after a barrier, each process times its
-// repetitions back to back). Every
-// result is checked; a wrong one ends the run with exit status 1 and says where.
+// repetitions back to back); rows whose experiment ends in _count hold a count there instead.
+// Every result is checked; a wrong one ends the run with exit status 1 and says where.
 //
-//   sim_scaling.so EXPERIMENT [--reps R] [--per-rank N] [--variants V,...]
+//   sim_scaling.so EXPERIMENT [--reps R] [--warmups W] [--per-rank N] [--variants V,...]
+//
+// Each measurement runs W times untimed (1 by default) before its R timed repetitions.
 //
 //   create  a communicator of each half of the processes, then freeing it: Split_Comm against
 //           MPI_Comm_create_group and MPI_Comm_split (paper Fig. 6), and against a model of
@@ -19,7 +21,11 @@
 //   jquick  Janus Quicksort of N doubles per process (16) on ranges and on native
 //           communicators made by create_group and by split (Fig. 8), SMPI's own creation and
 //           the models' (model_*); --variants picks some of range, native_create_group,
-//           native_split, model_{mpich,openmpi}_{create_group,split}, or all (the default)
+//           native_split, model_{mpich,openmpi}_{create_group,split}, or all (the default);
+//           after each variant, where its last sort went: jquick_create (the slowest
+//           process's seconds creating and freeing communicators), jquick_levels_count (the
+//           most distributed levels a process took part in), jquick_messages_count (data
+//           messages sent by all processes)
 //   all     each of the above
 #include <mpi.h>
 
@@ -41,6 +47,7 @@ namespace {
 
 int g_rank = 0, g_size = 1;
 int g_reps = 5;
+int g_warmups = 1;
 int g_per_rank = 16;
 std::string g_variants = "all";
 
@@ -60,7 +67,7 @@ void check_mpi(int rc, const std::string& what) {
 
 // Seconds per call of op (run reps times between barriers), the slowest process's.
 double timed(const std::function<void()>& op) {
-  op();  // once untimed: first contacts, lazily made state
+  for (int i = 0; i < g_warmups; ++i) op();  // untimed: first contacts, lazily made state
   MPI_Barrier(MPI_COMM_WORLD);
   const double start = MPI_Wtime();
   for (int i = 0; i < g_reps; ++i) op();
@@ -549,6 +556,8 @@ void experiment_jquick() {
     ++ran;
     rangecomm::JQuickOptions options;
     options.backend = variant.backend;
+    rangecomm::JQuickStats stats;
+    options.stats = &stats;
     g_hook_model = variant.model;
     rc_smpi_on_creation = variant.model != nullptr ? model_hook : nullptr;
     std::vector<double> v;
@@ -558,6 +567,17 @@ void experiment_jquick() {
         }));
     rc_smpi_on_creation = nullptr;
     check_sorted(v, static_cast<long long>(n) * g_size, total);
+    // Where the last timed sort went: its slowest process's time creating and freeing
+    // communicators, its deepest process's levels, and the data messages of all processes.
+    double create_seconds = 0;
+    long long levels = 0, messages = 0;
+    const long long my_levels = stats.levels, my_messages = stats.messages;
+    MPI_Reduce(&stats.create_seconds, &create_seconds, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&my_levels, &levels, 1, MPI_LONG_LONG, MPI_MAX, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&my_messages, &messages, 1, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    row("jquick_create", variant.name, n, create_seconds);
+    row("jquick_levels_count", variant.name, n, static_cast<double>(levels));
+    row("jquick_messages_count", variant.name, n, static_cast<double>(messages));
   }
   check(ran > 0, "--variants " + g_variants + " names none of all, " + names);
 }
@@ -574,6 +594,8 @@ int main(int argc, char* argv[]) {
     if (i + 1 == argc) fail("option " + option + " needs a value");
     if (option == "--reps")
       g_reps = std::max(1, std::atoi(argv[i + 1]));
+    else if (option == "--warmups")
+      g_warmups = std::max(0, std::atoi(argv[i + 1]));
     else if (option == "--per-rank")
       g_per_rank = std::max(0, std::atoi(argv[i + 1]));
     else if (option == "--variants")

@@ -22,12 +22,14 @@
 # (native communicators whose creation sends the messages MPICH's or Open MPI's does;
 # docs/scaling.md), or all (the default); --reps sets the timed repetitions after the untimed
 # one.
-# The network is the paper's (SuperMUC: 0.75 us, 5 GB/s); --poll-cost is the simulated time of
-# a failed MPI_Iprobe or MPI_Test (measured here: 12-72 ns on Open MPI 4.1 and MPICH 4.0, so 5e-8
-# by default; SMPI's own default is far larger). --eager BYTES sends messages below that size
-# at once, before a receive matches them (smpi/async-small-thresh; by SMPI's default, 0, a
-# message's data moves only when a receive matches it). --sensitivity adds runs at 64 processes
-# with other poll costs, this machine's shared-memory latency and eager messages up to 64 KiB.
+# The network is the paper's (SuperMUC: 0.75 us, 5 GB/s, a switch that does not limit, no
+# acknowledgement traffic); --poll-cost is the simulated time of a failed MPI_Iprobe or MPI_Test
+# (measured here: 12-72 ns on Open MPI 4.1 and MPICH 4.0, so 5e-8 by default; SMPI's own default
+# is far larger). --eager BYTES sends messages below that size at once, before a receive
+# matches them, as MPICH and Open MPI send small messages (smpi/async-small-thresh; 65536 by
+# default; at 0, SMPI's default, a message's data moves only when a receive matches it).
+# --sensitivity adds runs at 64 processes with other poll costs, this machine's shared-memory
+# latency and no eager messages.
 # --computation: off (the default) charges no time for computation between MPI calls, as SMPI
 # charges none inside its own MPI calls (its native collectives); measured charges each stretch
 # as long as it ran here, which under the simulator includes about a microsecond of the
@@ -44,7 +46,7 @@ fi
 
 ranks="8 64 256 1024 4096"
 experiments="create fig7 coll iscan contact jquick"
-latency=0.75us bandwidth=5GBps poll=5e-8 sensitivity=0 computation=off eager=0
+latency=0.75us bandwidth=5GBps poll=5e-8 sensitivity=0 computation=off eager=65536
 results=results/scaling-$(date +%Y-%m-%d)
 jquick_max=256 jquick_variants=all reps=3
 while (( $# > 0 )); do
@@ -88,13 +90,16 @@ run() {  # run P EXPERIMENT LATENCY BANDWIDTH POLL [EAGER]
   # to another cluster, double a small message's latency); every failed poll the same cost
   # (by default SMPI charges the n-th failed MPI_Test or MPI_Iprobe in a row n times the cost,
   # counting the failed polls of all simulated processes together), and a test call one poll
-  # however many requests it tests (RANGECOMM_SIM_TEST_COST, sim/compat/smpi_compat.h); small
+  # however many requests it tests (RANGECOMM_SIM_TEST_COST, sim/compat/smpi_compat.h); no
+  # reverse flow per message (SimGrid's model of TCP's acknowledgements, which an InfiniBand
+  # network does not send and which couples every transfer in the network solver); small
   # stacks, as thousands of simulated processes share this machine's memory.
   if ! out=$(RANGECOMM_SIM_TEST_COST=$poll_cost smpirun -np "$p" -platform "$work/platform.xml" -hostfile "$work/hosts" \
                --cfg=smpi/host-speed:1Gf "$computation_cfg" --cfg=smpi/lat-factor:0:1 \
                --cfg=smpi/bw-factor:0:1 --cfg=smpi/iprobe:"$poll_cost" \
                --cfg=smpi/test:0 --cfg=smpi/grow-injected-times:no \
-               --cfg=smpi/async-small-thresh:"$eager_bytes" --cfg=smpi/display-timing:no \
+               --cfg=smpi/async-small-thresh:"$eager_bytes" --cfg=network/crosstraffic:0 \
+               --cfg=smpi/display-timing:no \
                --cfg=contexts/stack-size:512 --log=root.thres:warning \
                "$driver" "$experiment" --reps "$reps" --variants "$jquick_variants" \
                2>"$work/err"); then
@@ -123,7 +128,7 @@ if (( sensitivity )); then
   # rate measured here (docs/benchmarks.md, point-to-point latency).
   for experiment in fig7 jquick; do run 64 "$experiment" 0.3us 5.7GBps "$poll" || status=1; done
   for experiment in fig7 jquick; do
-    run 64 "$experiment" "$latency" "$bandwidth" "$poll" 65536 || status=1
+    run 64 "$experiment" "$latency" "$bandwidth" "$poll" 0 || status=1
   done
 fi
 python3 tools/scaling_plots.py "$csv" "$results" || status=1

@@ -4,7 +4,8 @@
 Usage: scaling_plots.py SCALING_CSV OUT_DIR
 
 Writes OUT_DIR/scaling.md (per experiment and parameter, the simulated microseconds of each
-variant at each p and how many times slower the native variants are than the range one) and,
+variant at each p, or the count of the driver's *_count rows, and how many times slower or more
+the native variants are than the range one) and,
 where matplotlib is installed, OUT_DIR/scaling-<experiment>.png (microseconds against p, log-log).
 Only rows of the run's main settings (the most frequent latency, bandwidth, poll cost and
 computation, eager size) enter the first table and the plots; the other rows get a table per setting.
@@ -27,18 +28,23 @@ def setting(row):
             row.get("eager") or "0")
 
 
+def is_count(row):
+    """Rows of the driver's counts (messages, levels) hold a count where others hold seconds."""
+    return row["experiment"].endswith("_count")
+
+
 def table(rows, title):
     """Markdown: one line per (experiment, parameter, p), a column per variant, then ratios."""
     by_key = collections.defaultdict(dict)
     variants = []
     for r in rows:
         key = (r["experiment"], int(r["parameter"]), int(r["p"]))
-        by_key[key][r["variant"]] = float(r["seconds"]) * 1e6
+        by_key[key][r["variant"]] = float(r["seconds"]) * (1 if is_count(r) else 1e6)
         if r["variant"] not in variants:
             variants.append(r["variant"])
     natives = [v for v in variants if v.startswith(("native", "model"))]
     lines = [f"### {title}", "",
-             "| experiment | parameter | p | " + " | ".join(f"{v} (us)" for v in variants) +
+             "| experiment | parameter | p | " + " | ".join(f"{v} (us or count)" for v in variants) +
              " | " + " | ".join(f"{v} / range" for v in natives) + " |",
              "|---" * (3 + len(variants) + len(natives)) + "|"]
     for key in sorted(by_key):
@@ -82,6 +88,8 @@ def main():
         return
     series = collections.defaultdict(lambda: collections.defaultdict(list))
     for r in main_rows:
+        if is_count(r):
+            continue
         name = f"{r['experiment']}-{r['parameter']}"
         series[name][r["variant"]].append((int(r["p"]), float(r["seconds"]) * 1e6))
     for name, variants in series.items():
