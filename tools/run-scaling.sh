@@ -8,20 +8,21 @@
 #
 #   tools/run-scaling.sh [--quick] [--ranks "8 64 256"] [--experiments "create fig7 ..."]
 #                        [--jquick-max 256] [--jquick-variants range,native_split]
-#                        [--reps 3] [--latency 0.75us] [--bandwidth 5GBps]
+#                        [--reps 3] [--warmups 1] [--latency 0.75us] [--bandwidth 5GBps]
 #                        [--poll-cost 5e-8] [--eager 0] [--computation off|measured]
 #                        [--sensitivity] [--results DIR]
 #
-# --quick: up to 256 processes (10 minutes, most of it the sorts at 256). Janus Quicksort runs
+# --quick: up to 256 processes (12 minutes, most of it the sorts at 256). Janus Quicksort runs
 # up to 256 processes unless --jquick-max says otherwise: every waiting process polls, and the
-# simulator spends its wall time on those polls and on its network model (all seven variants
-# at 256: 9 minutes, at 512 with --reps 1: 30; the sort on ranges alone at 1024 ran more than
-# 100 minutes). --jquick-variants runs
+# simulator spends its wall time scheduling those polls (all seven variants at 256: 11
+# minutes; the sort on ranges alone at 512 with --reps 1: 9, at 1024 more than 100; a native
+# variant's first sort takes the time of its later ones, so --warmups 0 halves its wall
+# time). --jquick-variants runs
 # some of range, native_create_group, native_split (SMPI's own creation) and
 # model_mpich_create_group, model_mpich_split, model_openmpi_create_group, model_openmpi_split
 # (native communicators whose creation sends the messages MPICH's or Open MPI's does;
-# docs/scaling.md), or all (the default); --reps sets the timed repetitions after the untimed
-# one.
+# docs/scaling.md), or all (the default); --reps sets the timed repetitions, --warmups the
+# untimed ones before them.
 # The network is the paper's (SuperMUC: 0.75 us, 5 GB/s, a switch that does not limit, no
 # acknowledgement traffic); --poll-cost is the simulated time of a failed MPI_Iprobe or MPI_Test
 # (measured here: 12-72 ns on Open MPI 4.1 and MPICH 4.0, so 5e-8 by default; SMPI's own default
@@ -48,13 +49,14 @@ ranks="8 64 256 1024 4096"
 experiments="create fig7 coll iscan contact jquick"
 latency=0.75us bandwidth=5GBps poll=5e-8 sensitivity=0 computation=off eager=65536
 results=results/scaling-$(date +%Y-%m-%d)
-jquick_max=256 jquick_variants=all reps=3
+jquick_max=256 jquick_variants=all reps=3 warmups=1
 while (( $# > 0 )); do
   case $1 in
     --quick) ranks="8 64 256" ;;
     --jquick-max) jquick_max=$2; shift ;;
     --jquick-variants) jquick_variants=$2; shift ;;
     --reps) reps=$2; shift ;;
+    --warmups) warmups=$2; shift ;;
     --ranks) ranks=$2; shift ;;
     --experiments) experiments=$2; shift ;;
     --latency) latency=$2; shift ;;
@@ -64,7 +66,7 @@ while (( $# > 0 )); do
     --computation) computation=$2; shift ;;
     --eager) eager=$2; shift ;;
     --results) results=$2; shift ;;
-    *) sed -n '2,35s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 2 ;;
+    *) sed -n '2,38s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 2 ;;
   esac
   shift
 done
@@ -101,7 +103,7 @@ run() {  # run P EXPERIMENT LATENCY BANDWIDTH POLL [EAGER]
                --cfg=smpi/async-small-thresh:"$eager_bytes" --cfg=network/crosstraffic:0 \
                --cfg=smpi/display-timing:no \
                --cfg=contexts/stack-size:512 --log=root.thres:warning \
-               "$driver" "$experiment" --reps "$reps" --variants "$jquick_variants" \
+               "$driver" "$experiment" --reps "$reps" --warmups "$warmups" --variants "$jquick_variants" \
                2>"$work/err"); then
     echo "run-scaling: $experiment at $p processes failed:"
     tail -n 20 "$work/err"
