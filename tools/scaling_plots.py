@@ -43,8 +43,8 @@ def table(rows, title):
         if r["variant"] not in variants:
             variants.append(r["variant"])
     natives = [v for v in variants if v.startswith(("native", "model"))]
-    lines = [f"### {title}", "",
-             "| experiment | parameter | p | " + " | ".join(f"{v} (us or count)" for v in variants) +
+    lines = [f"### {title}", "", "Rows whose experiment ends in _count hold counts, not microseconds.", "",
+             "| experiment | parameter | p | " + " | ".join(f"{v} (us)" for v in variants) +
              " | " + " | ".join(f"{v} / range" for v in natives) + " |",
              "|---" * (3 + len(variants) + len(natives)) + "|"]
     for key in sorted(by_key):
