@@ -253,13 +253,18 @@ Outcome run_case(Case& cs, MPI_Comm comm, int rank, int size, bool lib, uint64_t
   return out;
 }
 
-// A case that never ends: say which one before the test's time limit kills the job.
+// A case that never ends: say which one, and where in it this rank is, before the test's time
+// limit kills the job.
 volatile sig_atomic_t g_case = -1;
+volatile sig_atomic_t g_phase = 0;  // index into kPhases
+const char* const kPhases[] = {"before the case", "in its native run", "making its dup",
+                               "in its library run", "comparing outcomes with the other ranks"};
 char g_alarm_text[256];
 void on_alarm(int) {
   char buf[400];
-  int n = snprintf(buf, sizeof buf, "conformance: case %ld did not finish in time (%s)\n",
-                   (long)g_case, g_alarm_text);
+  int n =
+      snprintf(buf, sizeof buf, "conformance: case %ld did not finish in time, this rank %s (%s)\n",
+               (long)g_case, kPhases[g_phase], g_alarm_text);
   if (n > 0) (void)!write(2, buf, (size_t)n);
   _exit(3);
 }
@@ -336,10 +341,12 @@ int main(int argc, char** argv) {
   long mismatches = 0, ran = 0;
   for (long k = first; k < first + cases; ++k) {
     g_case = (sig_atomic_t)k;
+    g_phase = 0;
     if (limit > 0 || case_limit > 0) {
       long left = limit > 0 ? limit - (long)(MPI_Wtime() - t0) : case_limit;
       if (case_limit > 0) left = std::min(left, case_limit);
-      alarm((unsigned)std::max(1L, left));
+      if (left <= 0) raise(SIGALRM);  // past the limit between cases: re-arming would never end
+      alarm((unsigned)left);
     }
     Case cs = make_case(seed, k, comms, lim, kinds);
     CommPair& cp = comms[cs.comm_index];
@@ -352,13 +359,16 @@ int main(int argc, char** argv) {
       uint64_t cseed = mix(seed ^ 0x5eedull, (uint64_t)k);
       int size = (int)cp.members.size();
       double t1 = MPI_Wtime();
+      g_phase = 1;
       Outcome native = run_case(cs, cp.native, cp.rank, size, false, cseed);
       double t2 = MPI_Wtime();
       // Odd cases run on a dup made for the case, so that every message of the case is the
       // first one of its sender to its receiver there: collectives' small first messages travel
       // inside their senders' bindings, the others after a binding of their own.
       MPI_Comm lib = cp.lib;
+      g_phase = 2;
       if (k % 2 == 1) check(MPI_Comm_dup(cp.lib, &lib), "MPI_Comm_dup of the library communicator");
+      g_phase = 3;
       Outcome lib_outcome = run_case(cs, lib, cp.rank, size, true, cseed);
       if (lib != cp.lib) check(MPI_Comm_free(&lib), "MPI_Comm_free of the case's dup");
       double t3 = MPI_Wtime();
@@ -370,6 +380,7 @@ int main(int argc, char** argv) {
                t2 - t1, t3 - t2, cs.describe().c_str()),
             fflush(stdout);
     }
+    g_phase = 4;
     int bad = diff.empty() ? INT_MAX : wr, lowest;
     MPI_Allreduce(&bad, &lowest, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     if (lowest != INT_MAX) {

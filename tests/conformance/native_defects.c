@@ -689,6 +689,61 @@ static int isendrecv_replace_any(const char *name) {
 #endif
 }
 
+/* MPI_Waitany and MPI_Testany complete one active request each (MPI-4.0 3.7.5), also when it
+ * ends in an error. Rank 0 sends two messages of 4 ints to the last rank, which receives each
+ * with room for 3 (two truncations) and, once both have arrived, completes them one call at a
+ * time: each call must return one of them with MPI_ERR_TRUNCATE, and the third none. */
+static int any_errors(const char *name, int wait) {
+  int defect = 0;
+  char what[200] = "";
+  const int to = size - 1;
+  int out[4] = {1, 2, 3, 4};
+  if (rank == 0) {
+    MPI_Send(out, 4, MPI_INT, to, 1, MPI_COMM_WORLD);
+    MPI_Send(out, 4, MPI_INT, to, 2, MPI_COMM_WORLD);
+  }
+  if (rank == to) {
+    int in[2][3];
+    MPI_Request q[2];
+    MPI_Irecv(in[0], 3, MPI_INT, 0, 1, MPI_COMM_WORLD, &q[0]);
+    MPI_Irecv(in[1], 3, MPI_INT, 0, 2, MPI_COMM_WORLD, &q[1]);
+    int both = 0; /* both arrived: probing for a third that never comes progresses them */
+    for (int spins = 0; spins < 1000000 && !both; ++spins) {
+      int flag = 0;
+      MPI_Iprobe(0, 99, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+      MPI_Request_get_status(q[1], &both, MPI_STATUS_IGNORE);
+      if (both) MPI_Request_get_status(q[0], &both, MPI_STATUS_IGNORE);
+    }
+    int reported[2] = {0, 0};
+    for (int call = 0; call < 3; ++call) {
+      int idx = MPI_UNDEFINED, flag = 0, rc, cls = MPI_SUCCESS;
+      MPI_Status st;
+      if (wait)
+        rc = MPI_Waitany(2, q, &idx, &st);
+      else
+        do rc = MPI_Testany(2, q, &idx, &flag, &st);
+        while (rc == MPI_SUCCESS && !flag);
+      MPI_Error_class(rc, &cls);
+      if (call < 2 && (idx < 0 || idx > 1 || reported[idx] || cls != MPI_ERR_TRUNCATE)) {
+        defect = 1;
+        snprintf(what, sizeof what, "call %d of MPI_%s returned index %d, error class %d (%s)",
+                 call + 1, wait ? "Waitany" : "Testany", idx, cls,
+                 idx == MPI_UNDEFINED ? "the other truncated receive was freed unreported"
+                                      : "expected the other request and MPI_ERR_TRUNCATE");
+        break;
+      }
+      if (call < 2) reported[idx] = 1;
+      if (call == 2 && idx != MPI_UNDEFINED) {
+        defect = 1;
+        snprintf(what, sizeof what, "a third call returned index %d", idx);
+      }
+    }
+    for (int i = 0; i < 2; ++i)
+      if (q[i] != MPI_REQUEST_NULL) MPI_Request_free(&q[i]);
+  }
+  return report(name, defect, what);
+}
+
 static const struct check checks[] = {
     {"trunc-self", "1", "a truncated receive to self, 255 ints into 254 [or N into N - 1]"},
     {"trunc-eager", "2", "a truncated receive of 1024 ints (4096 bytes) into 1023 [N]"},
@@ -709,6 +764,8 @@ static const struct check checks[] = {
      "4 threads: Intercomm_create, local ids ordered apart [N rounds: 20]"},
     {"intercomm-free", "2+", "4 threads: Intercomm_create below its local id, free [N: 300]"},
     {"nbc-progress", "1+", "4 threads: dup SELF, Ialltoall, free [N rounds: 400000 [PIN]]"},
+    {"testany-errors", "2+", "two truncated receives completed by MPI_Testany"},
+    {"waitany-errors", "2+", "two truncated receives completed by MPI_Waitany"},
 };
 
 int main(int argc, char **argv) {
@@ -752,6 +809,8 @@ int main(int argc, char **argv) {
     defect = allgatherv_extents(name, n ? n : 5560);
   else if (strcmp(name, "isendrecv-replace-any") == 0)
     defect = isendrecv_replace_any(name);
+  else if (strcmp(name, "testany-errors") == 0 || strcmp(name, "waitany-errors") == 0)
+    defect = any_errors(name, name[0] == 'w');
   else if (strcmp(name, "idup-overlap") == 0)
     defect = provided == MPI_THREAD_MULTIPLE ? idup_overlap(name, n ? n : 2000)
                                              : report(name, 1, "no MPI_THREAD_MULTIPLE");
