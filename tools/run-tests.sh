@@ -131,6 +131,13 @@ PY
 tools/setup.sh ccache || { echo "run-tests: installing the requirements failed"; failed=1; finish; }
 export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-4G} CCACHE_BASEDIR=$PWD CCACHE_NOHASHDIR=1 CCACHE_DEPEND=1
 
+# What MPICH's test suite and the libraries' tests run under: natively and in the accelerate
+# and shadow modes. The off mode (the library loaded, passing every call through) runs in the
+# builds' own tests, and in these tools' --full runs.
+ci_modes=native,accelerate,shadow
+suite_configs=mpich-native,mpich-accelerate,mpich-shadow,openmpi-native,openmpi-accelerate
+suite_configs+=,openmpi-shadow
+
 if (( $(id -u) == 0 )); then
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 fi
@@ -229,16 +236,14 @@ run_counted() {
   rm -f "$log"
 }
 
-# MPICH's test suite on Debian 13's MPICH and Open MPI, natively and in the accelerate and shadow
-# modes (the off mode and Open MPI over TCP run on Debian 12's generation). Its source package
-# comes from the Debian mirror. Where the mirror does not serve it, the suite of Debian 12's MPICH (fetched by this
+# MPICH's test suite on Debian 13's MPICH and Open MPI (Open MPI over TCP runs on Debian 12's
+# generation). Its source package comes from the Debian mirror. Where the mirror does not serve it, the suite of Debian 12's MPICH (fetched by this
 # machine's stage into the same cache) runs against both instead, and says so; with neither, the
 # stage is not counted.
 debian13_suite() {
-  local suite fetch_log other configs=mpich-native,mpich-accelerate,mpich-shadow
-  configs+=,openmpi-native,openmpi-accelerate,openmpi-shadow
+  local suite fetch_log other
   suite=(tools/mpich-testsuite.sh --build-mpich build-d13-mpich --build-openmpi build-d13-openmpi
-         --configs "$configs")
+         --configs "$suite_configs")
   if fetch_log=$(tools/mpich-testsuite.sh --fetch-only 2>&1); then
     run_counted tools/mpich-testsuite.sh "${suite[@]}"
   else
@@ -257,15 +262,15 @@ debian13_suite() {
   fi
 }
 
-# Debian 13's generation, inside its root: both MPIs' builds and tests, optimised, at two rank
-# counts each that cover odd counts, janus and size-1 ranges (MPICH at 1 and 3, Open MPI at 3
-# and 5; the even and larger counts and the sanitizers run on Debian 12's generation, below);
+# Debian 13's generation, inside its root: both MPIs' builds and tests, optimised, at the rank
+# counts that cover odd counts, janus and size-1 ranges (MPICH at 3, Open MPI at 3 and 5; the
+# other counts and the sanitizers run on Debian 12's generation, below);
 # then MPICH's test suite against both. Open MPI 5.0 in the root warns on every multi-rank run that it
 # finds no pairing of its network interfaces for TCP (MPICH's suite counts that output as a
 # failure); one host needs only the loopback one.
 if [[ $stages == inside ]]; then
   export OMPI_MCA_btl_tcp_if_include=lo
-  build_and_test build-d13-mpich mpich -Dbenchmarks=false -Dtest_rank_counts=1,3
+  build_and_test build-d13-mpich mpich -Dbenchmarks=false -Dtest_rank_counts=3
   build_and_test build-d13-openmpi openmpi -Dbenchmarks=false -Dtest_rank_counts=3,5
   if begin_stage "MPICH's test suite on MPICH 4.2 and Open MPI 5.0 (tools/mpich-testsuite.sh)"
   then
@@ -301,34 +306,36 @@ for mpi in mpich openmpi; do
   build_and_test "build-$mpi" "$mpi"
 done
 
-# MPICH's own test suite on both builds' librangecomm.so, natively and in every mode: the CI
-# subset, about 4 minutes (docs/mpich-suite.md; --full for all of it).
+# MPICH's own test suite on both builds' librangecomm.so, natively and in the accelerate and
+# shadow modes (and Open MPI over TCP): the CI subset, about 4 minutes (docs/mpich-suite.md;
+# --full for all of it).
 if begin_stage "MPICH's test suite (tools/mpich-testsuite.sh)"; then
-  run_counted tools/mpich-testsuite.sh tools/mpich-testsuite.sh
+  run_counted tools/mpich-testsuite.sh tools/mpich-testsuite.sh \
+    --configs "$suite_configs,openmpi-tcp-native,openmpi-tcp-accelerate"
   end_stage "MPICH's test suite"
 fi
 
-# The libraries applications are built on, their own tests natively and in every mode: PETSc's
+# The libraries applications are built on, their own tests natively and in two modes: PETSc's
 # tutorials and parallel HDF5's testpar programs on both MPIs, the CI selection, about 5
 # minutes (docs/libraries.md; --full for all). PETSc on MPICH runs where a PETSc for MPICH is
 # in the machine's cache (Debian builds PETSc on Open MPI only; tools/library_tests.py
 # --build-petsc makes it once, 12 minutes, more than this command's budget has room for).
 if begin_stage "Libraries' own tests (tools/library_tests.py)"; then
-  run_counted tools/library_tests.py python3 tools/library_tests.py
+  run_counted tools/library_tests.py python3 tools/library_tests.py --modes "$ci_modes"
   end_stage "Libraries' own tests"
 fi
 
 # The sanitized build: AddressSanitizer with LeakSanitizer, and UndefinedBehaviorSanitizer, on
-# Open MPI at 1 and 3 ranks (odd, janus and size-1 ranges; the even and larger counts run
-# unsanitized in both builds), without the benchmark drivers. Unoptimised, because the
+# Open MPI at 3 ranks (odd, janus and size-1 ranges; the other counts run unsanitized in both
+# builds), without the benchmark drivers and the threaded tests. Unoptimised, because the
 # sanitizers make -O2 compile six times slower.
 # Runtime options and the suppressions of MPI's own leaks: tests/reliability/setup/meson.build.
 # To run another suite sanitized, add its name here.
 asan_suites=(mpi unit shim conformance)
-asan_test_options=()
+asan_test_options=(--no-suite threads)  # the threaded tests run under ThreadSanitizer, below
 for suite in "${asan_suites[@]}"; do asan_test_options+=(--suite "$suite"); done
 build_and_test build-asan openmpi -Db_sanitize=address,undefined -Db_lundef=false \
-  -Dbuildtype=debug -Dbenchmarks=false -Dtest_rank_counts=1,3 -- "${asan_test_options[@]}"
+  -Dbuildtype=debug -Dbenchmarks=false -Dtest_rank_counts=3 -- "${asan_test_options[@]}"
 
 # The ThreadSanitizer build: the threaded tests (suite threads: the threads torture test, two
 # threads on ranges, intercommunicators from 4 threads) at 1 and 2 ranks on Open MPI, every
