@@ -257,14 +257,18 @@ Outcome run_case(Case& cs, MPI_Comm comm, int rank, int size, bool lib, uint64_t
 // limit kills the job.
 volatile sig_atomic_t g_case = -1;
 volatile sig_atomic_t g_phase = 0;  // index into kPhases
-const char* const kPhases[] = {"before the case", "in its native run", "making its dup",
-                               "in its library run", "comparing outcomes with the other ranks"};
+const char* const kPhases[] = {"before it",
+                               "in its native run",
+                               "making its dup",
+                               "in its library run",
+                               "comparing outcomes with the other ranks",
+                               "before it (the run's limit passed between cases)"};
 char g_alarm_text[256];
 void on_alarm(int) {
   char buf[400];
-  int n =
-      snprintf(buf, sizeof buf, "conformance: case %ld did not finish in time, this rank %s (%s)\n",
-               (long)g_case, kPhases[g_phase], g_alarm_text);
+  int n = snprintf(buf, sizeof buf,
+                   "conformance: the time limit ran out at case %ld, this rank was %s (%s)\n",
+                   (long)g_case, kPhases[g_phase], g_alarm_text);
   if (n > 0) (void)!write(2, buf, (size_t)n);
   _exit(3);
 }
@@ -345,7 +349,10 @@ int main(int argc, char** argv) {
     if (limit > 0 || case_limit > 0) {
       long left = limit > 0 ? limit - (long)(MPI_Wtime() - t0) : case_limit;
       if (case_limit > 0) left = std::min(left, case_limit);
-      if (left <= 0) raise(SIGALRM);  // past the limit between cases: re-arming would never end
+      if (left <= 0) {  // past the limit between cases: re-arming would never end
+        g_phase = 5;
+        raise(SIGALRM);
+      }
       alarm((unsigned)left);
     }
     Case cs = make_case(seed, k, comms, lim, kinds);
