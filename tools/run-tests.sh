@@ -135,8 +135,7 @@ export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-4G} CCACHE_BASEDIR=$PWD CCACHE_NOHASHDIR
 # and shadow modes. The off mode (the library loaded, passing every call through) runs in the
 # builds' own tests, and in these tools' --full runs.
 ci_modes=native,accelerate,shadow
-suite_configs=mpich-native,mpich-accelerate,mpich-shadow,openmpi-native,openmpi-accelerate
-suite_configs+=,openmpi-shadow
+suite_configs=$(for mpi in mpich openmpi; do printf "$mpi-%s\n" ${ci_modes//,/ }; done | paste -sd,)
 
 if (( $(id -u) == 0 )); then
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -237,9 +236,9 @@ run_counted() {
 }
 
 # MPICH's test suite on Debian 13's MPICH and Open MPI (Open MPI over TCP runs on Debian 12's
-# generation). Its source package comes from the Debian mirror. Where the mirror does not serve it, the suite of Debian 12's MPICH (fetched by this
-# machine's stage into the same cache) runs against both instead, and says so; with neither, the
-# stage is not counted.
+# generation). Its source package comes from the Debian mirror. Where the mirror does not serve
+# it, the suite of Debian 12's MPICH (fetched by this machine's stage into the same cache) runs
+# against both instead, and says so; with neither, the stage is not counted.
 debian13_suite() {
   local suite fetch_log other
   suite=(tools/mpich-testsuite.sh --build-mpich build-d13-mpich --build-openmpi build-d13-openmpi
@@ -264,10 +263,10 @@ debian13_suite() {
 
 # Debian 13's generation, inside its root: both MPIs' builds and tests, optimised, at the rank
 # counts that cover odd counts, janus and size-1 ranges (MPICH at 3, Open MPI at 3 and 5; the
-# other counts and the sanitizers run on Debian 12's generation, below);
-# then MPICH's test suite against both. Open MPI 5.0 in the root warns on every multi-rank run that it
-# finds no pairing of its network interfaces for TCP (MPICH's suite counts that output as a
-# failure); one host needs only the loopback one.
+# other counts and the sanitizers run on Debian 12's generation, below); then MPICH's test
+# suite against both. Open MPI 5.0 in the root warns on every multi-rank run that it finds no
+# pairing of its network interfaces for TCP (MPICH's suite counts that output as a failure); one
+# host needs only the loopback one.
 if [[ $stages == inside ]]; then
   export OMPI_MCA_btl_tcp_if_include=lo
   build_and_test build-d13-mpich mpich -Dbenchmarks=false -Dtest_rank_counts=3 -- \

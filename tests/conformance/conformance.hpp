@@ -201,6 +201,19 @@ struct Op {
 };
 using OpP = std::shared_ptr<Op>;
 
+// How a rank completes its pending requests (complete() in main.cpp).
+enum Completion {
+  WAITALL,
+  WAIT_IN_ORDER,
+  WAIT_IN_REVERSE,
+  TESTALL,
+  WAITANY,
+  TESTANY,
+  WAITSOME,
+  TESTSOME,
+  NUM_COMPLETIONS
+};
+
 struct Case {
   int comm_index = 0;
   std::vector<OpP> ops;

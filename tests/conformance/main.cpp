@@ -37,21 +37,21 @@ void complete(std::vector<MPI_Request>& reqs, int method, std::vector<int>& erro
   for (int i = 0; i < n; ++i) all[i] = i;
   int rc, flag = 0;
   switch (method) {
-    case 0:  // Waitall
+    case WAITALL:
       rc = MPI_Waitall(n, reqs.data(), statuses.data());
       from_statuses(rc, all);
       if (rc == MPI_ERR_IN_STATUS)  // MPI may return before the others completed
         for (int i = 0; i < n; ++i)
           if (errors[i] == MPI_ERR_PENDING) errors[i] = err_class(MPI_Wait(&reqs[i], &statuses[i]));
       break;
-    case 1:  // Wait, in order
-    case 2:  // Wait, in reverse order
+    case WAIT_IN_ORDER:
+    case WAIT_IN_REVERSE:
       for (int k = 0; k < n; ++k) {
-        int i = method == 1 ? k : n - 1 - k;
+        int i = method == WAIT_IN_ORDER ? k : n - 1 - k;
         errors[i] = err_class(MPI_Wait(&reqs[i], &statuses[i]));
       }
       break;
-    case 3:  // Testall until done
+    case TESTALL:  // until done
       do rc = MPI_Testall(n, reqs.data(), &flag, statuses.data());
       while (rc == MPI_SUCCESS && !flag);
       from_statuses(rc, all);
@@ -59,12 +59,12 @@ void complete(std::vector<MPI_Request>& reqs, int method, std::vector<int>& erro
         for (int i = 0; i < n; ++i)
           if (errors[i] == MPI_ERR_PENDING) errors[i] = err_class(MPI_Wait(&reqs[i], &statuses[i]));
       break;
-    case 4:  // Waitany
-    case 5:  // Testany
+    case WAITANY:
+    case TESTANY:
       for (int k = 0; k < 4 * n + 4; ++k) {
         int idx = MPI_UNDEFINED;
         MPI_Status st{};
-        if (method == 4) {
+        if (method == WAITANY) {
           rc = MPI_Waitany(n, reqs.data(), &idx, &st);
         } else {
           do rc = MPI_Testany(n, reqs.data(), &idx, &flag, &st);
@@ -80,7 +80,7 @@ void complete(std::vector<MPI_Request>& reqs, int method, std::vector<int>& erro
       std::vector<MPI_Status> sts(n);
       for (int k = 0; k < 4 * n + 4; ++k) {
         int outcount = MPI_UNDEFINED;
-        if (method == 6) {
+        if (method == WAITSOME) {
           rc = MPI_Waitsome(n, reqs.data(), &outcount, idx.data(), sts.data());
         } else {
           do rc = MPI_Testsome(n, reqs.data(), &outcount, idx.data(), sts.data());
@@ -213,7 +213,7 @@ Case make_case(uint64_t seed, long number, const std::vector<CommPair>& comms, c
     cs.ops.push_back(coll ? gen_collective(rng, p, lim) : gen_p2p(rng, p, lim));
     kinds[coll ? 0 : 1]++;
   }
-  cs.completion = (int)rng.range(0, 7);
+  cs.completion = (int)rng.range(0, NUM_COMPLETIONS - 1);
   return cs;
 }
 
@@ -256,13 +256,14 @@ Outcome run_case(Case& cs, MPI_Comm comm, int rank, int size, bool lib, uint64_t
 // A case that never ends: say which one, and where in it this rank is, before the test's time
 // limit kills the job.
 volatile sig_atomic_t g_case = -1;
-volatile sig_atomic_t g_phase = 0;  // index into kPhases
+enum Phase { BEFORE, NATIVE_RUN, MAKING_DUP, LIBRARY_RUN, COMPARING, LIMIT_PASSED };
 const char* const kPhases[] = {"before it",
                                "in its native run",
                                "making its dup",
                                "in its library run",
                                "comparing outcomes with the other ranks",
                                "before it (the run's limit passed between cases)"};
+volatile sig_atomic_t g_phase = BEFORE;
 char g_alarm_text[256];
 void on_alarm(int) {
   char buf[400];
@@ -345,12 +346,12 @@ int main(int argc, char** argv) {
   long mismatches = 0, ran = 0;
   for (long k = first; k < first + cases; ++k) {
     g_case = (sig_atomic_t)k;
-    g_phase = 0;
+    g_phase = BEFORE;
     if (limit > 0 || case_limit > 0) {
       long left = limit > 0 ? limit - (long)(MPI_Wtime() - t0) : case_limit;
       if (case_limit > 0) left = std::min(left, case_limit);
       if (left <= 0) {  // past the limit between cases: re-arming would never end
-        g_phase = 5;
+        g_phase = LIMIT_PASSED;
         raise(SIGALRM);
       }
       alarm((unsigned)left);
@@ -366,16 +367,16 @@ int main(int argc, char** argv) {
       uint64_t cseed = mix(seed ^ 0x5eedull, (uint64_t)k);
       int size = (int)cp.members.size();
       double t1 = MPI_Wtime();
-      g_phase = 1;
+      g_phase = NATIVE_RUN;
       Outcome native = run_case(cs, cp.native, cp.rank, size, false, cseed);
       double t2 = MPI_Wtime();
       // Odd cases run on a dup made for the case, so that every message of the case is the
       // first one of its sender to its receiver there: collectives' small first messages travel
       // inside their senders' bindings, the others after a binding of their own.
       MPI_Comm lib = cp.lib;
-      g_phase = 2;
+      g_phase = MAKING_DUP;
       if (k % 2 == 1) check(MPI_Comm_dup(cp.lib, &lib), "MPI_Comm_dup of the library communicator");
-      g_phase = 3;
+      g_phase = LIBRARY_RUN;
       Outcome lib_outcome = run_case(cs, lib, cp.rank, size, true, cseed);
       if (lib != cp.lib) check(MPI_Comm_free(&lib), "MPI_Comm_free of the case's dup");
       double t3 = MPI_Wtime();
@@ -387,7 +388,7 @@ int main(int argc, char** argv) {
                t2 - t1, t3 - t2, cs.describe().c_str()),
             fflush(stdout);
     }
-    g_phase = 4;
+    g_phase = COMPARING;
     int bad = diff.empty() ? INT_MAX : wr, lowest;
     MPI_Allreduce(&bad, &lowest, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     if (lowest != INT_MAX) {

@@ -810,7 +810,7 @@ int main(int argc, char **argv) {
   else if (strcmp(name, "isendrecv-replace-any") == 0)
     defect = isendrecv_replace_any(name);
   else if (strcmp(name, "testany-errors") == 0 || strcmp(name, "waitany-errors") == 0)
-    defect = any_errors(name, name[0] == 'w');
+    defect = any_errors(name, strcmp(name, "waitany-errors") == 0);
   else if (strcmp(name, "idup-overlap") == 0)
     defect = provided == MPI_THREAD_MULTIPLE ? idup_overlap(name, n ? n : 2000)
                                              : report(name, 1, "no MPI_THREAD_MULTIPLE");

@@ -613,7 +613,7 @@ OpP gen_messages(Rng& rng, int p, const Limits& lim) {
       if (o.kind == MESSAGE && o.dst == m.dst && o.src != m.src) single = false;
     m.any_src = single && rng.chance(40);
   }
-  for (int r = 0; r < p; ++r) op->completion.push_back((int)rng.range(0, 7));
+  for (int r = 0; r < p; ++r) op->completion.push_back((int)rng.range(0, NUM_COMPLETIONS - 1));
 #ifdef OPEN_MPI
   // Open MPI 4.1's MPI_Waitany and MPI_Testany, returning one request's error, also free every
   // other request of the array that has completed with an error, unreported (native_defects
@@ -622,7 +622,8 @@ OpP gen_messages(Rng& rng, int p, const Limits& lim) {
   std::vector<int> truncated(p, 0);
   for (Msg& m : op->msgs) {
     int method = op->completion[m.dst];
-    if (m.trunc && m.rmode == IRECV && (method == 4 || method == 5) && truncated[m.dst]++ > 0) {
+    if (m.trunc && m.rmode == IRECV && (method == WAITANY || method == TESTANY) &&
+        truncated[m.dst]++ > 0) {
       m.trunc = false;
       m.rcap = m.rcap_whole;
     }
