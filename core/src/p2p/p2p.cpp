@@ -278,9 +278,27 @@ int probe(int source, int tag, const Comm& comm, Message* message, MPI_Status* s
   }
 }
 
+// Whether a message to or from rank `peer` of s with this count, type and tag is valid and needs
+// nothing of the engine: the common case of Send and Recv, answered before the general path's
+// checks (which give every other case, errors included, its full treatment).
+[[gnu::always_inline]] inline bool plain_message(const RangeState* s, int count, MPI_Datatype type,
+                                                 int peer, int tag) {
+  return s != nullptr && count >= 0 && type != MPI_DATATYPE_NULL &&
+         static_cast<unsigned>(peer) < static_cast<unsigned>(s->size) && peer != s->rank &&
+         static_cast<unsigned>(tag) <= static_cast<unsigned>(TagLayout::max_payload) &&
+         tag <= s->channel->user_tag_ub() && !s->channel->closed() && !detail::engine_busy();
+}
+
 }  // namespace
 
 int Send(const void* buf, int count, MPI_Datatype type, int dest, int tag, const Comm& comm) {
+  RangeState* s = CommAccess::of(comm);
+  MPI_Comm lane;
+  int wtag;
+  if (plain_message(s, count, type, dest, tag) &&
+      detail::fast_send_envelope(*s, dest, TagLayout::p2p, tag, &lane, &wtag))
+    return detail::raise_mpi(s->errcomm(), MPI_Send(buf, count, type, s->to_root(dest), wtag, lane),
+                             "Send");
   return send(buf, count, type, dest, tag, comm, Mode::standard, nullptr, "Send");
 }
 
@@ -308,6 +326,23 @@ int Irecv(void* buf, int count, MPI_Datatype type, int source, int tag, const Co
 
 int Recv(void* buf, int count, MPI_Datatype type, int source, int tag, const Comm& comm,
          MPI_Status* status) {
+  // From a member whose binding arrived, with nothing taken out of MPI's queue and no matching
+  // engine on this communicator: straight to MPI.
+  RangeState* s = CommAccess::of(comm);
+  if (plain_message(s, count, type, source, tag) && !s->match && s->channel->parked().empty()) {
+    const detail::PeerLink* link = s->peers.find(source);
+    if (link != nullptr && link->slot >= 0) {
+      MPI_Comm lane;
+      int wtag;
+      detail::receive_envelope(*s, link->slot, TagLayout::p2p, tag, &lane, &wtag);
+      int rc = MPI_Recv(buf, count, type, s->to_root(source), wtag, lane, status);
+      if (status != MPI_STATUS_IGNORE) {  // the range's numbering, not the lane's
+        status->MPI_SOURCE = source;
+        status->MPI_TAG = tag;
+      }
+      return detail::raise_mpi(s->errcomm(), rc, "Recv");
+    }
+  }
   Request request;
   int rc = irecv(buf, count, type, source, tag, comm, &request, "Recv", true, status);
   if (rc != MPI_SUCCESS || request.is_null()) return rc;
