@@ -12,12 +12,12 @@
 #                        [--poll-cost 5e-8] [--eager 0] [--computation off|measured]
 #                        [--sensitivity] [--results DIR]
 #
-# --quick: up to 256 processes (12 minutes, most of it the sorts at 256). Janus Quicksort runs
-# up to 256 processes unless --jquick-max says otherwise: every waiting process polls, and the
-# simulator spends its wall time scheduling those polls (all seven variants at 256: 11
-# minutes; the sort on ranges alone at 512 with --reps 1: 9, at 1024 more than 100; a native
-# variant's first sort takes the time of its later ones, so --warmups 0 halves its wall
-# time). --jquick-variants runs
+# --quick: up to 256 processes (under 10 minutes, most of it the sorts at 256). Janus Quicksort
+# runs up to 256 processes unless --jquick-max says otherwise: every waiting process polls, and
+# the simulator spends its wall time scheduling those polls (all seven variants: under 7
+# minutes at 256, 72 at 1024; the sort on ranges alone with --reps 1: 50 s at 512, 3 minutes at
+# 1024; a native variant's first sort takes the time of its later ones, so --warmups 0 halves
+# its wall time). --jquick-variants runs
 # some of range, native_create_group, native_split (SMPI's own creation) and
 # model_mpich_create_group, model_mpich_split, model_openmpi_create_group, model_openmpi_split
 # (native communicators whose creation sends the messages MPICH's or Open MPI's does;
