@@ -107,12 +107,14 @@ bool direct_tree_gather(detail::RangeState& s, const void* sendbuf, int sendcoun
   if (v != 0 && span > 1 && !(t.predefined && t.contiguous())) return false;
   const int seq = detail::peek_collective_seq(s);
   MPI_Comm lanes[32];  // from each child, nearest first
-  int tags[32], children = 0;
-  for (int m = 1; m < lowest_bit(v, size) && v + m < size; m <<= 1, ++children) {
-    int slot = detail::peer_slot(s, absolute(v + m, root, size));
+  int tags[32], from[32], children = 0;
+  for (int m = 1, low = lowest_bit(v, size); m < low && v + m < size; m <<= 1, ++children) {
+    const int child = absolute(v + m, root, size);
+    int slot = detail::peer_slot(s, child);
     if (slot < 0) return false;
     detail::receive_envelope(s, slot, detail::TagLayout::collective, seq, &lanes[children],
                              &tags[children]);
+    from[children] = s.to_root(child);
   }
   MPI_Comm up_lane = MPI_COMM_NULL;
   int up_tag = 0;
@@ -123,16 +125,18 @@ bool direct_tree_gather(detail::RangeState& s, const void* sendbuf, int sendcoun
   *rc = MPI_SUCCESS;
   auto receive = [&](int k, void* buf, int count, MPI_Datatype type) {
     if (*rc == MPI_SUCCESS)
-      *rc = MPI_Recv(buf, count, type, s.to_root(absolute(v + (1 << k), root, size)), tags[k],
-                     lanes[k], MPI_STATUS_IGNORE);
+      *rc = MPI_Recv(buf, count, type, from[k], tags[k], lanes[k], MPI_STATUS_IGNORE);
   };
   if (v == 0) {  // into recvbuf, each subtree split where it wraps past the last rank
-    if (sendbuf != MPI_IN_PLACE)
-      *rc = detail::local_copy(sendbuf, sendcount, sendtype,
-                               block_at(recvbuf, 1LL * root * recvcount, recvtype), recvcount,
-                               recvtype);
+    if (sendbuf != MPI_IN_PLACE) {
+      void* own = block_at(recvbuf, 1LL * root * recvcount, recvtype);
+      if (sendtype == recvtype && sendcount == recvcount && t.contiguous())
+        std::memmove(own, sendbuf, static_cast<size_t>(sendcount) * static_cast<size_t>(t.size));
+      else
+        *rc = detail::local_copy(sendbuf, sendcount, sendtype, own, recvcount, recvtype);
+    }
     for (int k = 0; k < children; ++k) {
-      int first = (root + (1 << k)) % size, child_span = subtree_span(1 << k, size);
+      int first = absolute(1 << k, root, size), child_span = subtree_span(1 << k, size);
       int head = std::min(child_span, size - first);
       receive(k, block_at(recvbuf, 1LL * first * recvcount, recvtype), head * recvcount, recvtype);
       if (head < child_span) receive(k, recvbuf, (child_span - head) * recvcount, recvtype);
