@@ -128,13 +128,10 @@ bool direct_tree_gather(detail::RangeState& s, const void* sendbuf, int sendcoun
       *rc = MPI_Recv(buf, count, type, from[k], tags[k], lanes[k], MPI_STATUS_IGNORE);
   };
   if (v == 0) {  // into recvbuf, each subtree split where it wraps past the last rank
-    if (sendbuf != MPI_IN_PLACE) {
-      void* own = block_at(recvbuf, 1LL * root * recvcount, recvtype);
-      if (sendtype == recvtype && sendcount == recvcount && t.contiguous())
-        std::memmove(own, sendbuf, static_cast<size_t>(sendcount) * static_cast<size_t>(t.size));
-      else
-        *rc = detail::local_copy(sendbuf, sendcount, sendtype, own, recvcount, recvtype);
-    }
+    if (sendbuf != MPI_IN_PLACE)
+      *rc = detail::local_copy(sendbuf, sendcount, sendtype,
+                               block_at(recvbuf, 1LL * root * recvcount, recvtype), recvcount,
+                               recvtype);
     for (int k = 0; k < children; ++k) {
       int first = absolute(1 << k, root, size), child_span = subtree_span(1 << k, size);
       int head = std::min(child_span, size - first);

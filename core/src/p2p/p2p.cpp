@@ -146,6 +146,22 @@ inline bool receive_taken(const std::shared_ptr<RangeState>& sp, void* buf, int 
   return receive_taken_slow(sp, buf, count, type, source, tag, request, rc);
 }
 
+// A blocking receive straight through MPI from rank `source` of s, which sends under `slot`;
+// *status in the range's numbering.
+[[gnu::always_inline]] inline int recv_direct(const RangeState& s, int slot, void* buf, int count,
+                                              MPI_Datatype type, int source, int tag,
+                                              MPI_Status* status, const char* fn) {
+  MPI_Comm lane;
+  int wtag;
+  detail::receive_envelope(s, slot, TagLayout::p2p, tag, &lane, &wtag);
+  int rc = MPI_Recv(buf, count, type, s.to_root(source), wtag, lane, status);
+  if (status != MPI_STATUS_IGNORE) {  // the range's numbering, not the lane's
+    status->MPI_SOURCE = source;
+    status->MPI_TAG = tag;
+  }
+  return detail::raise_mpi(s.errcomm(), rc, fn);
+}
+
 // Posts a receive. For a blocking call (blocking = true) on the direct path with nothing in the
 // engine, receives at once with MPI_Recv into *status and leaves *request null.
 int irecv(void* buf, int count, MPI_Datatype type, int source, int tag, const Comm& comm,
@@ -178,17 +194,11 @@ int irecv(void* buf, int count, MPI_Datatype type, int source, int tag, const Co
     RequestAccess::set_op(request, op, s->errcomm());
     return MPI_SUCCESS;
   }
+  if (blocking && !detail::engine_busy())
+    return recv_direct(*s, slot, buf, count, type, source, tag, status, fn);
   MPI_Comm lane;
   int wtag;
   detail::receive_envelope(*s, slot, TagLayout::p2p, tag, &lane, &wtag);
-  if (blocking && !detail::engine_busy()) {
-    rc = MPI_Recv(buf, count, type, s->to_root(source), wtag, lane, status);
-    if (status != MPI_STATUS_IGNORE) {  // the range's numbering, not the lane's
-      status->MPI_SOURCE = source;
-      status->MPI_TAG = tag;
-    }
-    return detail::raise_mpi(s->errcomm(), rc, fn);
-  }
   MPI_Request native;
   rc = MPI_Irecv(buf, count, type, s->to_root(source), wtag, lane, &native);
   if (rc == MPI_SUCCESS)
@@ -331,17 +341,8 @@ int Recv(void* buf, int count, MPI_Datatype type, int source, int tag, const Com
   RangeState* s = CommAccess::of(comm);
   if (plain_message(s, count, type, source, tag) && !s->match && s->channel->parked().empty()) {
     const detail::PeerLink* link = s->peers.find(source);
-    if (link != nullptr && link->slot >= 0) {
-      MPI_Comm lane;
-      int wtag;
-      detail::receive_envelope(*s, link->slot, TagLayout::p2p, tag, &lane, &wtag);
-      int rc = MPI_Recv(buf, count, type, s->to_root(source), wtag, lane, status);
-      if (status != MPI_STATUS_IGNORE) {  // the range's numbering, not the lane's
-        status->MPI_SOURCE = source;
-        status->MPI_TAG = tag;
-      }
-      return detail::raise_mpi(s->errcomm(), rc, "Recv");
-    }
+    if (link != nullptr && link->slot >= 0)
+      return recv_direct(*s, link->slot, buf, count, type, source, tag, status, "Recv");
   }
   Request request;
   int rc = irecv(buf, count, type, source, tag, comm, &request, "Recv", true, status);
