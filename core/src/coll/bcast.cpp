@@ -281,6 +281,41 @@ Choice choose(const detail::RangeState& s, long long bytes) {
   });
 }
 
+// A blocking binomial-tree broadcast of one message per tree edge, straight through MPI's
+// blocking calls without a plan (the fixed cost of a small broadcast is what remains around
+// MPI's own). Only when it can go the whole way: a Runner would be available, and the message
+// from the parent and those to the children need no binding or header and find no message
+// taken out of MPI before them. Then *rc is its result (not yet raised) and the answer true;
+// otherwise it does nothing and says false, and the caller runs the general plan. The sends go
+// one after another, each blocking: a child's receive waits for nothing but its parent.
+bool direct_tree_bcast(detail::RangeState& s, void* buf, int count, MPI_Datatype type, int root,
+                       int* rc) {
+  if (!detail::direct_tree_ready(s)) return false;
+  const detail::TreeLinks links = detail::binomial_links(s.rank, root, s.size);
+  const int seq = detail::peek_collective_seq(s);  // taken below, once nothing can fall back
+  MPI_Comm recv_lane = MPI_COMM_NULL;
+  int recv_tag = 0;
+  if (links.parent >= 0) {
+    int slot = detail::peer_slot(s, links.parent);
+    if (slot < 0) return false;
+    detail::receive_envelope(s, slot, detail::TagLayout::collective, seq, &recv_lane, &recv_tag);
+  }
+  MPI_Comm send_lane = MPI_COMM_NULL;
+  int send_tag[detail::kMaxRelayTargets];
+  for (int i = 0; i < links.children; ++i)
+    if (!detail::fast_send_envelope(s, links.child[i], detail::TagLayout::collective, seq,
+                                    &send_lane, &send_tag[i]))
+      return false;
+  detail::next_collective_seq(s);
+  *rc = MPI_SUCCESS;
+  if (links.parent >= 0)
+    *rc =
+        MPI_Recv(buf, count, type, s.to_root(links.parent), recv_tag, recv_lane, MPI_STATUS_IGNORE);
+  for (int i = 0; *rc == MPI_SUCCESS && i < links.children; ++i)
+    *rc = MPI_Send(buf, count, type, s.to_root(links.child[i]), send_tag[i], send_lane);
+  return true;
+}
+
 int bcast(void* buf, int count, MPI_Datatype type, int root, const Comm& comm, Request* request,
           const char* fn) {
   detail::RangeState* s = nullptr;
@@ -293,7 +328,7 @@ int bcast(void* buf, int count, MPI_Datatype type, int root, const Comm& comm, R
   const Choice choice = choose(*s, bytes);
   if (choice.algorithm == Algorithm::binomial && choice.cut_bytes == 0 &&
       bytes <= detail::kDirectTreeBytes) {
-    if (request == nullptr && detail::direct_tree_bcast(*s, buf, count, type, root, &rc))
+    if (request == nullptr && direct_tree_bcast(*s, buf, count, type, root, &rc))
       return detail::runner_result(comm, rc);
     if (detail::relay_bcast(comm, buf, count, type, root, request, &rc)) return rc;
   }

@@ -21,20 +21,10 @@ int bad_buffer(const RangeState& s, int count, const char* fn) {
   return raise(s.errcomm(), MPI_ERR_TYPE, "%s: MPI_DATATYPE_NULL", fn);
 }
 
-int check_rooted(const Comm& comm, const void* own_buf, int own_count, MPI_Datatype own_type,
-                 const void* root_buf, const char* root_buf_name, int root, const char* fn,
-                 RangeState** s) {
-  int rc = check_comm(comm, fn, s);
-  if (rc == MPI_SUCCESS) rc = check_root(**s, root, fn);
-  if (rc != MPI_SUCCESS) return rc;
-  bool is_root = (*s)->rank == root;
-  if (own_buf == MPI_IN_PLACE && !is_root)
-    return raise((*s)->errcomm(), MPI_ERR_BUFFER, "%s: MPI_IN_PLACE is only for the root", fn);
-  if (is_root && root_buf == MPI_IN_PLACE)
-    return raise((*s)->errcomm(), MPI_ERR_BUFFER, "%s: %s cannot be MPI_IN_PLACE", fn,
-                 root_buf_name);
-  if (own_buf != MPI_IN_PLACE) return check_buffer(**s, own_count, own_type, fn);
-  return MPI_SUCCESS;
+int bad_in_place(const RangeState& s, bool is_root, const char* root_buf_name, const char* fn) {
+  if (is_root)
+    return raise(s.errcomm(), MPI_ERR_BUFFER, "%s: %s cannot be MPI_IN_PLACE", fn, root_buf_name);
+  return raise(s.errcomm(), MPI_ERR_BUFFER, "%s: MPI_IN_PLACE is only for the root", fn);
 }
 
 int bad_op(const RangeState& s, const char* fn) {
@@ -47,10 +37,6 @@ int check_reduction(const Comm& comm, int count, MPI_Datatype type, MPI_Op op, c
   if (rc == MPI_SUCCESS) rc = check_buffer(**s, count, type, fn);
   if (rc == MPI_SUCCESS) rc = check_op(**s, op, fn);
   return rc;
-}
-
-int runner_result(const Comm& comm, int rc) {
-  return rc == MPI_SUCCESS ? rc : raise_mpi(CommAccess::of(comm)->errcomm(), rc, "collective");
 }
 
 int run_schedule(const Comm& comm, SchedulePtr schedule, Request* request) {
@@ -176,33 +162,6 @@ void add_bcast(Plan& s, void* buf, int count, MPI_Datatype type, int root, int r
     int child = absolute(v + mask, root, size);
     each_piece([&](void* p, int n) { s.send(p, n, type, child); });
   }
-}
-
-bool direct_tree_bcast(RangeState& s, void* buf, int count, MPI_Datatype type, int root, int* rc) {
-  if (!direct_tree_ready(s)) return false;
-  const TreeLinks links = binomial_links(s.rank, root, s.size);
-  const int seq = peek_collective_seq(s);  // taken below, once nothing can fall back
-  MPI_Comm recv_lane = MPI_COMM_NULL;
-  int recv_tag = 0;
-  if (links.parent >= 0) {
-    int slot = peer_slot(s, links.parent);
-    if (slot < 0) return false;
-    receive_envelope(s, slot, TagLayout::collective, seq, &recv_lane, &recv_tag);
-  }
-  MPI_Comm send_lane = MPI_COMM_NULL;
-  int send_tag[kMaxRelayTargets];
-  for (int i = 0; i < links.children; ++i)
-    if (!fast_send_envelope(s, links.child[i], TagLayout::collective, seq, &send_lane,
-                            &send_tag[i]))
-      return false;
-  next_collective_seq(s);
-  *rc = MPI_SUCCESS;
-  if (links.parent >= 0)
-    *rc =
-        MPI_Recv(buf, count, type, s.to_root(links.parent), recv_tag, recv_lane, MPI_STATUS_IGNORE);
-  for (int i = 0; *rc == MPI_SUCCESS && i < links.children; ++i)
-    *rc = MPI_Send(buf, count, type, s.to_root(links.child[i]), send_tag[i], send_lane);
-  return true;
 }
 
 bool relay_bcast(const Comm& comm, void* buf, int count, MPI_Datatype type, int root,

@@ -23,6 +23,7 @@ int bad_comm(const RangeState* s, const char* fn);
 int bad_root(const RangeState& s, int root, const char* fn);
 int bad_buffer(const RangeState& s, int count, const char* fn);
 int bad_op(const RangeState& s, const char* fn);
+int bad_in_place(const RangeState& s, bool is_root, const char* root_buf_name, const char* fn);
 
 // Checks the communicator; *out is its state on success.
 inline int check_comm(const Comm& comm, const char* fn, RangeState** out) {
@@ -43,9 +44,17 @@ inline int check_op(const RangeState& s, MPI_Op op, const char* fn) {
 // The checks of a rooted gather or scatter that every member makes: the communicator, the root,
 // and the member's own block (sendbuf of a gather, recvbuf of a scatter), which only the root
 // may give as MPI_IN_PLACE; the root's buffer for all blocks (named root_buf_name) never may.
-int check_rooted(const Comm& comm, const void* own_buf, int own_count, MPI_Datatype own_type,
-                 const void* root_buf, const char* root_buf_name, int root, const char* fn,
-                 RangeState** s);
+inline int check_rooted(const Comm& comm, const void* own_buf, int own_count, MPI_Datatype own_type,
+                        const void* root_buf, const char* root_buf_name, int root, const char* fn,
+                        RangeState** s) {
+  int rc = check_comm(comm, fn, s);
+  if (rc == MPI_SUCCESS) rc = check_root(**s, root, fn);
+  if (rc != MPI_SUCCESS) return rc;
+  const bool is_root = (*s)->rank == root;
+  if (is_root ? root_buf == MPI_IN_PLACE : own_buf == MPI_IN_PLACE)
+    return bad_in_place(**s, is_root, root_buf_name, fn);
+  return own_buf != MPI_IN_PLACE ? check_buffer(**s, own_count, own_type, fn) : MPI_SUCCESS;
+}
 // check_comm + check_buffer + check_op.
 int check_reduction(const Comm& comm, int count, MPI_Datatype type, MPI_Op op, const char* fn,
                     RangeState** s);
@@ -58,7 +67,10 @@ int run(const Comm& comm, Request* request, Build&& build);
 // The schedule path of run(): starts the schedule; waits for it when request is null.
 int run_schedule(const Comm& comm, SchedulePtr schedule, Request* request);
 // The result of a Runner's collective, raised through the range's error handler on failure.
-int runner_result(const Comm& comm, int rc);
+inline int runner_result(const Comm& comm, int rc) {
+  return rc == MPI_SUCCESS ? rc
+                           : raise_mpi_failure(CommAccess::of(comm)->errcomm(), rc, "collective");
+}
 
 template <class Build>
 int run(const Comm& comm, Request* request, Build&& build) {
@@ -155,15 +167,6 @@ inline TreeLinks binomial_links(int rank, int root, int size) {
     if (v + m < size) links.child[links.children++] = absolute(v + static_cast<int>(m), root, size);
   return links;
 }
-
-// A blocking binomial-tree broadcast of one message per tree edge, straight through MPI's
-// blocking calls without a plan (the fixed cost of a small broadcast is what remains around
-// MPI's own). Only when it can go the whole way: a Runner would be available, and the message
-// from the parent and those to the children need no binding or header and find no message
-// taken out of MPI before them. Then *rc is its result (not yet raised) and the answer true;
-// otherwise it does nothing and says false, and the caller runs the general plan. The sends go
-// one after another, each blocking: a child's receive waits for nothing but its parent.
-bool direct_tree_bcast(RangeState& s, void* buf, int count, MPI_Datatype type, int root, int* rc);
 
 // The same broadcast, blocking (request null) or not, as a relay on this process (start_relay):
 // the receive from the parent posted at once, the sends to the children when it is in, on

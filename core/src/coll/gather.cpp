@@ -96,24 +96,26 @@ void add_tree_member(Plan& s, const void* sendbuf, int sendcount, MPI_Datatype s
 // or finds a message taken out of MPI before it. Then *rc is its result (not yet raised) and
 // the answer true; otherwise it does nothing and says false. A process receives its children's
 // subtrees one after another: a child's send waits for nothing but its own subtree.
+// `t` holds the facts of the type this process's blocks are counted in: recvtype at the root,
+// sendtype elsewhere.
 bool direct_tree_gather(detail::RangeState& s, const void* sendbuf, int sendcount,
                         MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
-                        int root, int* rc) {
+                        const detail::TypeFacts& t, int root, int* rc) {
   using detail::absolute;
   if (!detail::direct_tree_ready(s)) return false;
-  const int size = s.size, v = detail::relative(s.rank, root, size);
-  const int span = subtree_span(v, size), parent = absolute(v - lowest_bit(v, size), root, size);
-  const detail::TypeFacts t = detail::type_facts(sendtype);
+  const int size = s.size, v = detail::relative(s.rank, root, size), low = lowest_bit(v, size);
+  const int span = std::min(low, size - v), parent = absolute(v - low, root, size);
   if (v != 0 && span > 1 && !(t.predefined && t.contiguous())) return false;
   const int seq = detail::peek_collective_seq(s);
   MPI_Comm lanes[32];  // from each child, nearest first
-  int tags[32], from[32], children = 0;
-  for (int m = 1, low = lowest_bit(v, size); m < low && v + m < size; m <<= 1, ++children) {
+  int tags[32], from[32], ranks[32], children = 0;
+  for (int m = 1; m < low && v + m < size; m <<= 1, ++children) {
     const int child = absolute(v + m, root, size);
     int slot = detail::peer_slot(s, child);
     if (slot < 0) return false;
     detail::receive_envelope(s, slot, detail::TagLayout::collective, seq, &lanes[children],
                              &tags[children]);
+    ranks[children] = child;
     from[children] = s.to_root(child);
   }
   MPI_Comm up_lane = MPI_COMM_NULL;
@@ -128,15 +130,16 @@ bool direct_tree_gather(detail::RangeState& s, const void* sendbuf, int sendcoun
       *rc = MPI_Recv(buf, count, type, from[k], tags[k], lanes[k], MPI_STATUS_IGNORE);
   };
   if (v == 0) {  // into recvbuf, each subtree split where it wraps past the last rank
+    char* const out = static_cast<char*>(recvbuf);
+    const MPI_Aint stride = recvcount * t.extent;  // from one block of recvbuf to the next
     if (sendbuf != MPI_IN_PLACE)
-      *rc = detail::local_copy(sendbuf, sendcount, sendtype,
-                               block_at(recvbuf, 1LL * root * recvcount, recvtype), recvcount,
+      *rc = detail::local_copy(sendbuf, sendcount, sendtype, out + root * stride, recvcount,
                                recvtype);
     for (int k = 0; k < children; ++k) {
-      int first = absolute(1 << k, root, size), child_span = subtree_span(1 << k, size);
-      int head = std::min(child_span, size - first);
-      receive(k, block_at(recvbuf, 1LL * first * recvcount, recvtype), head * recvcount, recvtype);
-      if (head < child_span) receive(k, recvbuf, (child_span - head) * recvcount, recvtype);
+      const int first = ranks[k], child_span = subtree_span(1 << k, size);
+      const int head = std::min(child_span, size - first);
+      receive(k, out + first * stride, head * recvcount, recvtype);
+      if (head < child_span) receive(k, out, (child_span - head) * recvcount, recvtype);
     }
     return true;
   }
@@ -150,8 +153,7 @@ bool direct_tree_gather(detail::RangeState& s, const void* sendbuf, int sendcoun
   std::memcpy(blocks, sendbuf, static_cast<size_t>(block));
   for (int k = 0; k < children; ++k)
     receive(k, blocks + (1 << k) * block, subtree_span(v + (1 << k), size) * sendcount, sendtype);
-  int first = absolute(v, root, size);
-  int head = parent == root ? std::min(span, size - first) : span;  // blocks before the wrap
+  const int head = parent == root ? std::min(span, size - s.rank) : span;  // before the wrap
   if (*rc == MPI_SUCCESS) *rc = MPI_Send(blocks, head * sendcount, sendtype, to, up_tag, up_lane);
   if (*rc == MPI_SUCCESS && head < span)
     *rc = MPI_Send(blocks + head * block, (span - head) * sendcount, sendtype, to, up_tag, up_lane);
@@ -187,12 +189,14 @@ int gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recv
   if (is_root) rc = detail::check_buffer(*s, recvcount, recvtype, fn);
   if (rc != MPI_SUCCESS) return rc;
   // Every process sees the same block size: equal type signatures.
-  long long block = is_root ? bytes_of(recvcount, recvtype) : bytes_of(sendcount, sendtype);
-  long long total = block * s->size;
+  const detail::TypeFacts facts = detail::type_facts(is_root ? recvtype : sendtype);
+  const long long block = static_cast<long long>(is_root ? recvcount : sendcount) * facts.size;
+  const long long total = block * s->size;
   const bool tree = block > 0 && detail::choose_rooted(forced, total, tune::gather_short_bytes()) ==
                                      detail::RootedAlgorithm::binomial;
   if (request == nullptr && tree && total <= detail::kDirectTreeBytes &&
-      direct_tree_gather(*s, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &rc))
+      direct_tree_gather(*s, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, facts,
+                         root, &rc))
     return detail::runner_result(comm, rc);
   return detail::run(comm, request, [&](detail::Plan& plan) {
     if (block == 0) {

@@ -16,19 +16,8 @@
 
 namespace rangecomm::detail {
 
-int local_copy(const void* in, int in_count, MPI_Datatype in_type, void* out, int out_count,
-               MPI_Datatype out_type) {
-  // The same buffer and type is nothing to copy; the same address with other types is not
-  // (MPI_BOTTOM with absolute-address types describes different memory).
-  if (in_count == 0 || (in == out && in_type == out_type)) return MPI_SUCCESS;
-  if (in_type == out_type && in_count <= out_count) {
-    TypeFacts t = type_facts(in_type);
-    if (t.contiguous()) {
-      std::memmove(out, in, static_cast<size_t>(t.size) * static_cast<size_t>(in_count));
-      return MPI_SUCCESS;
-    }
-  }
-  // Any other pair of types with the same signature: through MPI's own self-communication.
+int local_copy_through_mpi(const void* in, int in_count, MPI_Datatype in_type, void* out,
+                           int out_count, MPI_Datatype out_type) {
   return MPI_Sendrecv(in, in_count, in_type, 0, 0, out, out_count, out_type, 0, 0, MPI_COMM_SELF,
                       MPI_STATUS_IGNORE);
 }

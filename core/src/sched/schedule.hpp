@@ -8,6 +8,7 @@
 #include <mpi.h>
 
 #include <cstddef>
+#include <cstring>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "engine/operation.hpp"
 #include "engine/progress.hpp"
 #include "rangecomm/request.hpp"
+#include "util/type_facts.hpp"
 
 namespace rangecomm::detail {
 
@@ -219,10 +221,25 @@ inline int next_collective_seq(RangeState& range) {
   return seq;
 }
 
+// local_copy for any pair of types with the same signature: through MPI's self-communication.
+int local_copy_through_mpi(const void* in, int in_count, MPI_Datatype in_type, void* out,
+                           int out_count, MPI_Datatype out_type);
 // Copies count elements of in_type at in to out_count elements of out_type at out (equal type
-// signatures); a plain memcpy when both are the same contiguous type.
-int local_copy(const void* in, int in_count, MPI_Datatype in_type, void* out, int out_count,
-               MPI_Datatype out_type);
+// signatures); a plain memmove when both are the same contiguous type. The same buffer and type
+// is nothing to copy; the same address with other types is not (MPI_BOTTOM with absolute-address
+// types describes different memory).
+inline int local_copy(const void* in, int in_count, MPI_Datatype in_type, void* out, int out_count,
+                      MPI_Datatype out_type) {
+  if (in_count == 0 || (in == out && in_type == out_type)) return MPI_SUCCESS;
+  if (in_type == out_type && in_count <= out_count) {
+    const TypeFacts t = type_facts(in_type);
+    if (t.contiguous()) {
+      std::memmove(out, in, static_cast<size_t>(t.size) * static_cast<size_t>(in_count));
+      return MPI_SUCCESS;
+    }
+  }
+  return local_copy_through_mpi(in, in_count, in_type, out, out_count, out_type);
+}
 
 // If a running schedule uses the user-defined operation op, takes over freeing it: MPI_Op_free
 // is called when the last such schedule ends, and true is returned. Otherwise returns false.
