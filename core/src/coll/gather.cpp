@@ -97,10 +97,10 @@ void add_tree_member(Plan& s, const void* sendbuf, int sendcount, MPI_Datatype s
 // the answer true; otherwise it does nothing and says false. A process receives its children's
 // subtrees one after another: a child's send waits for nothing but its own subtree.
 // `t` holds the facts of the type this process's blocks are counted in: recvtype at the root,
-// sendtype elsewhere.
-bool direct_tree_gather(detail::RangeState& s, const void* sendbuf, int sendcount,
-                        MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
-                        const detail::TypeFacts& t, int root, int* rc) {
+// sendtype elsewhere. Inlined into its one caller, whose checks and choice it continues.
+[[gnu::always_inline]] inline bool direct_tree_gather(
+    detail::RangeState& s, const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+    int recvcount, MPI_Datatype recvtype, const detail::TypeFacts& t, int root, int* rc) {
   using detail::absolute;
   if (!detail::direct_tree_ready(s)) return false;
   const int size = s.size, v = detail::relative(s.rank, root, size), low = lowest_bit(v, size);
@@ -134,7 +134,7 @@ bool direct_tree_gather(detail::RangeState& s, const void* sendbuf, int sendcoun
     const MPI_Aint stride = recvcount * t.extent;  // from one block of recvbuf to the next
     if (sendbuf != MPI_IN_PLACE)
       *rc = detail::local_copy(sendbuf, sendcount, sendtype, out + root * stride, recvcount,
-                               recvtype);
+                               recvtype, t);
     for (int k = 0; k < children; ++k) {
       const int first = ranks[k], child_span = subtree_span(1 << k, size);
       const int head = std::min(child_span, size - first);
@@ -180,24 +180,14 @@ void add_linear(Plan& s, const void* sendbuf, int sendcount, MPI_Datatype sendty
 
 detail::Forced forced{"GATHER", detail::kRootedNames};
 
-int gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
-           MPI_Datatype recvtype, int root, const Comm& comm, Request* request, const char* fn) {
-  detail::RangeState* s = nullptr;
-  int rc =
-      detail::check_rooted(comm, sendbuf, sendcount, sendtype, recvbuf, "recvbuf", root, fn, &s);
-  bool is_root = rc == MPI_SUCCESS && s->rank == root;
-  if (is_root) rc = detail::check_buffer(*s, recvcount, recvtype, fn);
-  if (rc != MPI_SUCCESS) return rc;
-  // Every process sees the same block size: equal type signatures.
-  const detail::TypeFacts facts = detail::type_facts(is_root ? recvtype : sendtype);
-  const long long block = static_cast<long long>(is_root ? recvcount : sendcount) * facts.size;
-  const long long total = block * s->size;
-  const bool tree = block > 0 && detail::choose_rooted(forced, total, tune::gather_short_bytes()) ==
-                                     detail::RootedAlgorithm::binomial;
-  if (request == nullptr && tree && total <= detail::kDirectTreeBytes &&
-      direct_tree_gather(*s, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, facts,
-                         root, &rc))
-    return detail::runner_result(comm, rc);
+// A gather by a plan: nothing to move (block 0), a binomial tree (tree) or a linear gather (out
+// of line: the small blocking gathers that go without one, below, then keep their call lean).
+[[gnu::noinline]] int planned_gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                                     void* recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                                     const Comm& comm, Request* request, long long block,
+                                     bool tree) {
+  const detail::RangeState* s = detail::CommAccess::of(comm);
+  const bool is_root = s->rank == root;
   return detail::run(comm, request, [&](detail::Plan& plan) {
     if (block == 0) {
       // nothing to move
@@ -218,6 +208,28 @@ int gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recv
                  recvtype, root, s->rank, s->size);
     }
   });
+}
+
+int gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+           MPI_Datatype recvtype, int root, const Comm& comm, Request* request, const char* fn) {
+  detail::RangeState* s = nullptr;
+  int rc =
+      detail::check_rooted(comm, sendbuf, sendcount, sendtype, recvbuf, "recvbuf", root, fn, &s);
+  bool is_root = rc == MPI_SUCCESS && s->rank == root;
+  if (is_root) rc = detail::check_buffer(*s, recvcount, recvtype, fn);
+  if (rc != MPI_SUCCESS) return rc;
+  // Every process sees the same block size: equal type signatures.
+  const detail::TypeFacts facts = detail::type_facts(is_root ? recvtype : sendtype);
+  const long long block = static_cast<long long>(is_root ? recvcount : sendcount) * facts.size;
+  const long long total = block * s->size;
+  const bool tree = block > 0 && detail::choose_rooted(forced, total, tune::gather_short_bytes()) ==
+                                     detail::RootedAlgorithm::binomial;
+  if (request == nullptr && tree && total <= detail::kDirectTreeBytes &&
+      direct_tree_gather(*s, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, facts,
+                         root, &rc))
+    return detail::runner_result(comm, rc);
+  return planned_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+                        request, block, tree);
 }
 
 int gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,

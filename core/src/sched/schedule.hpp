@@ -224,6 +224,17 @@ inline int next_collective_seq(RangeState& range) {
 // local_copy for any pair of types with the same signature: through MPI's self-communication.
 int local_copy_through_mpi(const void* in, int in_count, MPI_Datatype in_type, void* out,
                            int out_count, MPI_Datatype out_type);
+// local_copy with out_type's facts at hand (in_type's too when the two are the same type, the
+// only case that uses them).
+inline int local_copy(const void* in, int in_count, MPI_Datatype in_type, void* out, int out_count,
+                      MPI_Datatype out_type, const TypeFacts& out_facts) {
+  if (in_count == 0 || (in == out && in_type == out_type)) return MPI_SUCCESS;
+  if (in_type == out_type && in_count <= out_count && out_facts.contiguous()) {
+    std::memmove(out, in, static_cast<size_t>(out_facts.size) * static_cast<size_t>(in_count));
+    return MPI_SUCCESS;
+  }
+  return local_copy_through_mpi(in, in_count, in_type, out, out_count, out_type);
+}
 // Copies count elements of in_type at in to out_count elements of out_type at out (equal type
 // signatures); a plain memmove when both are the same contiguous type. The same buffer and type
 // is nothing to copy; the same address with other types is not (MPI_BOTTOM with absolute-address
@@ -231,14 +242,7 @@ int local_copy_through_mpi(const void* in, int in_count, MPI_Datatype in_type, v
 inline int local_copy(const void* in, int in_count, MPI_Datatype in_type, void* out, int out_count,
                       MPI_Datatype out_type) {
   if (in_count == 0 || (in == out && in_type == out_type)) return MPI_SUCCESS;
-  if (in_type == out_type && in_count <= out_count) {
-    const TypeFacts t = type_facts(in_type);
-    if (t.contiguous()) {
-      std::memmove(out, in, static_cast<size_t>(t.size) * static_cast<size_t>(in_count));
-      return MPI_SUCCESS;
-    }
-  }
-  return local_copy_through_mpi(in, in_count, in_type, out, out_count, out_type);
+  return local_copy(in, in_count, in_type, out, out_count, out_type, type_facts(out_type));
 }
 
 // If a running schedule uses the user-defined operation op, takes over freeing it: MPI_Op_free
