@@ -2,7 +2,9 @@
  * librangecomm.so (MPIX_Comm_create_range, MPIX_Icomm_create_group) against MPI's own
  * MPI_Comm_create_group and MPI_Comm_split, each followed by MPI_Comm_free; and MPI_Comm_dup of
  * the whole world + MPI_Comm_free, which under RANGECOMM_MODE=accelerate is the library's
- * (then run with as many iterations as the MPIX calls).
+ * (then run with as many iterations as the MPIX calls). Built with the original RBC
+ * (-Drbc/-Dkadis), also RBC's creation of the half into a new RBC::Comm destroyed after it, with
+ * as many iterations as the MPIX calls, and the ratio of MPIX_Comm_create_range to it.
  *
  *   capi_create_bench [--range-iters N] [--native-iters N] [--batches B]
  *
@@ -23,19 +25,34 @@
 #include "bench_cli.h"
 
 #include "rangecomm.h"
+#ifdef RANGECOMM_BENCH_RBC
+#include "rbc_c.h"
+enum { have_rbc = 1 };
+#else
+enum { have_rbc = 0 };
+#endif
 
-enum { RANGE, ICREATE, DUP, CREATE_GROUP, SPLIT, METHODS };
+enum { RANGE, ICREATE, DUP, CREATE_GROUP, SPLIT, RBC_FRESH, METHODS };
 static const char *names[METHODS] = {"MPIX_Comm_create_range", "MPIX_Icomm_create_group",
-                                     "MPI_Comm_dup", "MPI_Comm_create_group", "MPI_Comm_split"};
+                                     "MPI_Comm_dup",           "MPI_Comm_create_group",
+                                     "MPI_Comm_split",         "RBC Comm_create_group"};
 
 static int compare_doubles(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
 }
 
-/* One create + free of this process's half. */
-static void create_free(int method, int r, int p, MPI_Group half_group) {
+/* One create + free of this process's half (count of them for RBC, timed inside its adapter). */
+static void create_free(int method, int r, int p, MPI_Group half_group, long count) {
   int h = p / 2, lower = r < h, first = lower ? 0 : h, last = lower ? h - 1 : p - 1;
+#ifdef RANGECOMM_BENCH_RBC
+  if (method == RBC_FRESH) {
+    rbc_baseline_world_batch(first, last, count);
+    return;
+  }
+#else
+  (void)count;
+#endif
   MPI_Comm c = MPI_COMM_NULL;
   MPI_Request req;
   switch (method) {
@@ -74,11 +91,13 @@ static double cpu_seconds(void) {
 static void measure(int method, long iters, int batches, int r, int p, MPI_Group half, double *wall,
                     double *cpu, double spread[2]) {
   double *rows = malloc(sizeof(double) * 2 * (size_t)batches);
-  for (long i = 0; i < iters / 10 + 1; ++i) create_free(method, r, p, half); /* warm-up */
+  long batch = method == RBC_FRESH ? iters : 1;           /* RBC's loop is one call */
+  for (long i = 0; i < (iters / 10 + 1) / batch + 1; ++i) /* warm-up */
+    create_free(method, r, p, half, method == RBC_FRESH ? iters / 10 + 1 : 1);
   for (int b = 0; b < batches; ++b) {
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime(), c0 = cpu_seconds();
-    for (long i = 0; i < iters; ++i) create_free(method, r, p, half);
+    for (long i = 0; i < iters / batch; ++i) create_free(method, r, p, half, batch);
     double mine[2] = {(MPI_Wtime() - t0) / (double)iters * 1e6,
                       (cpu_seconds() - c0) / (double)iters * 1e6};
     double slowest[2];
@@ -160,13 +179,15 @@ int main(int argc, char **argv) {
   int accelerated =
       mode != NULL && (strcmp(mode, "accelerate") == 0 || strcmp(mode, "shadow") == 0);
   double us[METHODS], cpu[METHODS], spread[METHODS][2];
-  for (int m = 0; m < METHODS; ++m)
-    measure(m, m <= ICREATE || (m == DUP && accelerated) ? range_iters : native_iters, (int)batches,
-            r, p, half, &us[m], &cpu[m], spread[m]);
+  const int methods = have_rbc ? METHODS : RBC_FRESH;
+  for (int m = 0; m < methods; ++m)
+    measure(
+        m, m <= ICREATE || m == RBC_FRESH || (m == DUP && accelerated) ? range_iters : native_iters,
+        (int)batches, r, p, half, &us[m], &cpu[m], spread[m]);
   if (r == 0 && csv) {
     /* the drivers' common rows: ratio_vs_native = median / median of MPI_Comm_create_group */
     printf("experiment,variant,param,ranks,median_us,min_us,max_us,ratio_vs_native,unit,note\n");
-    for (int m = 0; m < METHODS; ++m)
+    for (int m = 0; m < methods; ++m)
       printf("capi_create,%s,half,%d,%.6g,%.6g,%.6g,%.6g,us,wall (cpu %.6g us)\n", names[m], p,
              us[m], spread[m][0], spread[m][1], us[m] / us[CREATE_GROUP], cpu[m]);
   } else if (r == 0) {
@@ -176,9 +197,12 @@ int main(int argc, char **argv) {
         p, accelerated ? mode : "off");
     printf("%-26s %12s %12s %12s %12s %12s\n", "method", "wall_us", "cpu_us", "x_group_wall",
            "x_split_wall", "x_group_cpu");
-    for (int m = 0; m < METHODS; ++m)
+    for (int m = 0; m < methods; ++m)
       printf("%-26s %12.4f %12.4f %12.1f %12.1f %12.1f\n", names[m], us[m], cpu[m],
              us[CREATE_GROUP] / us[m], us[SPLIT] / us[m], cpu[CREATE_GROUP] / cpu[m]);
+    if (have_rbc)
+      printf("MPIX_Comm_create_range + MPI_Comm_free / RBC's creation: %.2f wall, %.2f cpu\n",
+             us[RANGE] / us[RBC_FRESH], cpu[RANGE] / cpu[RBC_FRESH]);
   }
   MPI_Group_free(&half);
   MPI_Group_free(&world);

@@ -1,6 +1,8 @@
 // rbc_baseline.hpp on RBC's public calls; nothing of RBC is changed or copied here.
 #include "rbc_baseline.hpp"
 
+#include "rbc_c.h"
+
 #include <RBC.hpp>
 
 #include <utility>
@@ -96,3 +98,9 @@ int iscan_wait(const void* send, void* recv, int count, MPI_Datatype type, MPI_O
 }
 
 }  // namespace rbc_baseline
+
+extern "C" double rbc_baseline_world_batch(int first, int last, long count) {
+  rbc_baseline::Comm world;  // made locally (RBC asks MPI for rank and size only)
+  rbc_baseline::from_mpi(MPI_COMM_WORLD, &world);
+  return rbc_baseline::create_batch(world, first, last, count, false);
+}

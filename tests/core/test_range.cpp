@@ -283,6 +283,64 @@ TEST_CASE("creating into a kept handle gives a new communicator each time") {
   }
 }
 
+TEST_CASE("a kept handle re-created after a range of a group keeps nothing of it") {
+  Comm w = world();
+  int p = mpitest::world_size(), me = mpitest::world_rank();
+  // The world in reverse order: a general group, whose ranges are tables of members with a
+  // parent's table; the handle's communicator also makes a child (its own creation counts).
+  std::vector<int> reversed(static_cast<size_t>(p));
+  for (int i = 0; i < p; ++i) reversed[i] = p - 1 - i;
+  Comm group, kept, child;
+  REQUIRE(rangecomm::Group_Comm_below(w, reversed.data(), p, 1, &group) == MPI_SUCCESS);
+  REQUIRE(rangecomm::Split_Comm(group, 0, p - 1, &kept) == MPI_SUCCESS);
+  CHECK(kept.is_strided_range() == (p == 1));
+  CHECK(kept.rank_in_parent(0) == 0);
+  CHECK(kept.rank_in_root(0) == p - 1);
+  REQUIRE(rangecomm::Split_Comm(kept, 0, 0, &child) == MPI_SUCCESS);
+  child = Comm();
+  CHECK(rangecomm::Comm_renewable(kept));
+  // Into the same handle, the world's own order: no member table, no parent's table.
+  REQUIRE(rangecomm::Split_Comm(w, 0, p - 1, &kept) == MPI_SUCCESS);
+  CHECK(kept.is_strided_range());
+  CHECK(kept.root_stride() == 1);
+  CHECK(kept.rank() == me);
+  for (int r = 0; r < p; ++r) {
+    CHECK(kept.rank_in_root(r) == r);
+    CHECK(kept.rank_in_parent(r) == r);
+    CHECK(kept.rank_from_root(r) == r);
+  }
+  // It carries a collective whose result every member agrees on, and so does a range of it.
+  int sum = 0;
+  REQUIRE(rangecomm::Allreduce(&me, &sum, 1, MPI_INT, MPI_SUM, kept) == MPI_SUCCESS);
+  CHECK(sum == p * (p - 1) / 2);
+  REQUIRE(rangecomm::Split_Comm(kept, 0, p - 1, &child) == MPI_SUCCESS);
+  REQUIRE(rangecomm::Allreduce(&me, &sum, 1, MPI_INT, MPI_MAX, child) == MPI_SUCCESS);
+  CHECK(sum == p - 1);
+}
+
+TEST_CASE("Comm_renewable: an untouched communicator that its handle alone holds") {
+  Comm w = world();
+  int p = mpitest::world_size(), me = mpitest::world_rank();
+  Comm none;
+  CHECK_FALSE(rangecomm::Comm_renewable(none));
+  Comm c;
+  REQUIRE(rangecomm::Split_Comm(w, 0, p - 1, &c) == MPI_SUCCESS);
+  CHECK(rangecomm::Comm_renewable(c));
+  Comm copy = c;
+  CHECK_FALSE(rangecomm::Comm_renewable(c));
+  copy = Comm();
+  CHECK(rangecomm::Comm_renewable(c));
+  if (p == 1) return;
+  // After a message each way around a ring it has peers: a creation into it allocates anew.
+  int right = (me + 1) % p, left = (me + p - 1) % p, got = -1;
+  rangecomm::Request r[2];
+  REQUIRE(rangecomm::Irecv(&got, 1, MPI_INT, left, 3, c, &r[0]) == MPI_SUCCESS);
+  REQUIRE(rangecomm::Isend(&me, 1, MPI_INT, right, 3, c, &r[1]) == MPI_SUCCESS);
+  REQUIRE(rangecomm::Waitall(2, r, MPI_STATUSES_IGNORE) == MPI_SUCCESS);
+  CHECK(got == left);
+  CHECK_FALSE(rangecomm::Comm_renewable(c));
+}
+
 TEST_CASE("a hundred thousand live size-1 ranges, then freed") {
   Comm w = world();
   int me_in_world = w.rank();

@@ -93,31 +93,52 @@ int Split_Comm_below(const Comm& parent_comm, int first, int last, int stride, i
 }
 
 namespace {
-int make_range(RangeState& parent, int first, int last, int stride, int levels, std::uint64_t salt,
-               std::shared_ptr<RangeState> reuse, Comm* out);
+// Makes s (new or renewed) the range first..last:stride of parent (at `levels`): the k-th such
+// range is the same communicator at every member, its identity derived from the parent's, the
+// coordinates and k.
+[[gnu::always_inline]] inline void build_range(RangeState& s, RangeState& parent, int first,
+                                               int last, int stride, int levels,
+                                               std::uint64_t salt) {
+  set_parent(s, parent);
+  if (stride == 1) {  // most ranges: no division
+    s.size = last - first + 1;
+    s.rank = parent.rank - first;
+  } else {
+    s.size = (last - first) / stride + 1;
+    s.rank = (parent.rank - first) / stride;
+  }
+  if (parent.table) {
+    // A range of a general group: its members are a table again, unless they happen to be
+    // evenly spaced on the root. O(size), unlike a range of a range.
+    std::vector<int> roots(static_cast<size_t>(s.size));
+    for (int i = 0; i < s.size; ++i) roots[i] = parent.to_root(first + i * stride);
+    set_members(s, std::move(roots));
+  } else {
+    s.first = parent.to_root(first);
+    s.stride = s.size > 1 ? parent.stride * stride : 1;
+  }
+  s.depth = parent.depth + levels;
+  std::uint64_t digest = detail::digest_range(first, last, stride, levels);
+  if (salt != 0) digest = detail::digest_words({digest, salt});
+  detail::set_identity(s, parent, digest);
+}
 
-// A creation into a handle that alone holds a communicator which never carried traffic (no
-// peers, matching state or slot: nothing outside the state knows it) builds the new
-// communicator in that state's memory: what releasing it and taking a recycled block would
-// give, without the block's round trip and a new shared pointer. Otherwise the handle's
-// communicator is released as usual and nothing is reused.
-std::shared_ptr<RangeState> take_reusable(Comm* out) {
-  std::shared_ptr<RangeState> s = std::move(CommAccess::state_of(*out));
-  *out = Comm();
-  if (s && s.use_count() == 1 && !s->peers.made() && !s->match && s->slot == RangeState::kNoSlot)
-    return s;
-  return nullptr;
+// The state behind out when a creation can build in it: out alone holds it and it is untouched
+// (what releasing it and taking a recycled block would give, without the block's round trip and
+// a new shared pointer). Null otherwise: then out's communicator is released as usual.
+RangeState* reusable(const Comm& out) {
+  const std::shared_ptr<RangeState>& s = CommAccess::state(out);
+  return s && s.use_count() == 1 && s->untouched() ? s.get() : nullptr;
 }
 }  // namespace
+
+bool Comm_renewable(const Comm& comm) { return reusable(comm) != nullptr; }
 
 int Split_Comm_salted(const Comm& parent_comm, int first, int last, int stride, int levels,
                       std::uint64_t salt, Comm* out) {
   if (out == nullptr) return detail::raise(MPI_COMM_WORLD, MPI_ERR_ARG, "Split_Comm: out is null");
-  // out may be the parent's own handle (Split_Comm(c, ..., &c)): then the parent is kept alive
-  // by a copy while out is overwritten; otherwise it is only borrowed.
   const std::shared_ptr<RangeState>& held = CommAccess::state(parent_comm);
   RangeState* parent = held.get();
-  std::shared_ptr<RangeState> kept = out == &parent_comm ? held : nullptr;
   if (parent == nullptr) {
     *out = Comm();
     return detail::raise(MPI_COMM_WORLD, MPI_ERR_COMM,
@@ -138,55 +159,31 @@ int Split_Comm_salted(const Comm& parent_comm, int first, int last, int stride, 
     return detail::raise(errcomm, MPI_ERR_RANK,
                          "Split_Comm: range %d..%d is outside the parent's ranks 0..%d", first,
                          last, parent->size - 1);
-  std::shared_ptr<RangeState> reuse = kept ? nullptr : take_reusable(out);
-  *out = Comm();
   int me = parent->rank;
-  if (me < first || me > last || (me - first) % stride != 0) return MPI_SUCCESS;
+  if (me < first || me > last || (stride != 1 && (me - first) % stride != 0)) {
+    *out = Comm();
+    return MPI_SUCCESS;
+  }
+  // out may be the parent's own handle (Split_Comm(c, ..., &c)): then the parent is kept alive
+  // by a copy while out is overwritten; otherwise it is only borrowed.
+  const bool into_parent = out == &parent_comm;
   try {
-    return make_range(*parent, first, last, stride, levels, salt, std::move(reuse), out);
+    if (RangeState* s = into_parent ? nullptr : reusable(*out)) {  // made anew in place
+      s->renew();
+      build_range(*s, *parent, first, last, stride, levels, salt);
+      return MPI_SUCCESS;
+    }
+    std::shared_ptr<RangeState> kept = into_parent ? held : nullptr;
+    *out = Comm();
+    std::shared_ptr<RangeState> s = detail::new_range_state();
+    build_range(*s, *parent, first, last, stride, levels, salt);
+    *out = CommAccess::make(std::move(s));
+    return MPI_SUCCESS;
   } catch (const std::bad_alloc&) {
+    *out = Comm();  // a state built halfway is released
     return detail::raise(errcomm, MPI_ERR_NO_MEM, "Split_Comm: out of memory for a new range");
   }
 }
-
-namespace {
-
-// The part of Split_Comm_below that allocates. The k-th range first..last:stride of a parent
-// (at `levels`) is the same communicator at every member: its identity is derived from the
-// parent's, the coordinates and k.
-int make_range(RangeState& parent, int first, int last, int stride, int levels, std::uint64_t salt,
-               std::shared_ptr<RangeState> reuse, Comm* out) {
-  int me = parent.rank;
-  std::shared_ptr<RangeState> s = std::move(reuse);
-  if (s) {
-    RangeState* p = s.get();  // made anew in place (it has no const members)
-    p->~RangeState();
-    new (p) RangeState();
-  } else {
-    s = detail::new_range_state();
-  }
-  set_parent(*s, parent);
-  s->size = (last - first) / stride + 1;
-  s->rank = (me - first) / stride;
-  if (parent.table) {
-    // A range of a general group: its members are a table again, unless they happen to be
-    // evenly spaced on the root. O(size), unlike a range of a range.
-    std::vector<int> roots(static_cast<size_t>(s->size));
-    for (int i = 0; i < s->size; ++i) roots[i] = parent.to_root(first + i * stride);
-    set_members(*s, std::move(roots));
-  } else {
-    s->first = parent.to_root(first);
-    s->stride = s->size > 1 ? parent.stride * stride : 1;
-  }
-  s->depth = parent.depth + levels;
-  std::uint64_t digest = detail::digest_range(first, last, stride, levels);
-  if (salt != 0) digest = detail::digest_words({digest, salt});
-  detail::set_identity(*s, parent, digest);
-  *out = CommAccess::make(std::move(s));
-  return MPI_SUCCESS;
-}
-
-}  // namespace
 
 std::uint32_t Comm_context(const Comm& comm) {
   return comm.is_null() ? 0 : static_cast<std::uint32_t>(CommAccess::of(comm)->id.lo & 0x7fffffff);

@@ -61,6 +61,26 @@ struct RangeState {
   RangeState(const RangeState&) = delete;
   RangeState& operator=(const RangeState&) = delete;
 
+  // Whether nothing outside this state knows it: no peers, matching state or slot (it never
+  // carried traffic). Such a state, when its handle alone holds it, can become another
+  // communicator in place (renew).
+  bool untouched() const { return !peers.made() && !match && slot == kNoSlot; }
+  // Back to a new state's values, keeping the memory and the channel (an untouched state
+  // only). A member added above must be reset here too.
+  void renew() {
+    first = 0, stride = 1, size = 0;
+    coll_seq = 0;
+    if (table) table.reset();
+    if (parent_table) parent_table.reset();
+    rank = MPI_UNDEFINED;
+    parent_first = 0, parent_stride = 1;
+    depth = 0;
+    id = CommId{};
+    send_tag_base = 0;
+    send_lane = MPI_COMM_NULL;
+    if (children) children.reset();
+  }
+
   int last() const { return table ? table->roots.back() : first + (size - 1) * stride; }
   int to_root(int r) const { return table ? table->roots[r] : first + r * stride; }
   // Rank of a root rank in this range, or MPI_UNDEFINED.
@@ -173,7 +193,7 @@ inline std::shared_ptr<RangeState> new_range_state() {
 void set_members(RangeState& s, std::vector<int> roots);
 // Channel and parent coordinates of a communicator made from parent.
 inline void set_parent(RangeState& s, const RangeState& parent) {
-  s.channel = parent.channel;
+  if (!(s.channel == parent.channel)) s.channel = parent.channel;
   s.parent_first = parent.first;
   s.parent_stride = parent.stride;
   s.parent_table = parent.table;

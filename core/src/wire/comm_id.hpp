@@ -24,7 +24,7 @@ struct CommIdHash {
 };
 
 // splitmix64's finaliser: every input bit affects every output bit.
-inline std::uint64_t mix(std::uint64_t x) {
+constexpr std::uint64_t mix(std::uint64_t x) {
   x ^= x >> 30;
   x *= 0xbf58476d1ce4e5b9ULL;
   x ^= x >> 27;
@@ -83,14 +83,19 @@ enum CreationKind : std::uint64_t {
 
 // The digest of a range first..last:stride of a parent's ranks made `levels` below it: the four
 // numbers packed exactly into two words, then mixed.
+constexpr std::uint64_t range_shape(int stride, int levels) {
+  return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(stride)) << 32) |
+         (static_cast<std::uint32_t>(levels) << 8) | kRangeCreation;
+}
 inline std::uint64_t digest_range(int first, int last, int stride, int levels) {
   const std::uint64_t coords =
       (static_cast<std::uint64_t>(static_cast<std::uint32_t>(first)) << 32) |
       static_cast<std::uint32_t>(last);
-  const std::uint64_t shape =
-      (static_cast<std::uint64_t>(static_cast<std::uint32_t>(stride)) << 32) |
-      (static_cast<std::uint32_t>(levels) << 8) | kRangeCreation;
-  return mix(coords ^ mix(shape));
+  const std::uint64_t shape = range_shape(stride, levels);
+  // The shape of most ranges (stride 1, one level) mixed at compile time.
+  constexpr std::uint64_t unit = range_shape(1, 1);
+  constexpr std::uint64_t unit_mixed = mix(unit);
+  return mix(coords ^ (shape == unit ? unit_mixed : mix(shape)));
 }
 
 }  // namespace rangecomm::detail

@@ -76,7 +76,7 @@ int delete_callback(MPI_Comm comm, const Attribute& a) {
 
 }  // namespace
 
-int delete_all_attributes(MPI_Comm comm, FakeComm& c) {
+int delete_attributes(MPI_Comm comm, FakeComm& c) {
   // Newest first, the order MPI guarantees for MPI_COMM_SELF at MPI_Finalize.
   while (!c.attributes.empty()) {
     Attribute a = c.attributes.back();

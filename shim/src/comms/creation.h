@@ -25,7 +25,10 @@ bool as_range(const std::vector<int>& ranks, int* first, int* last, int* stride)
 int create_range(MPI_Comm comm, int first, int last, int stride, const char* fn, MPI_Comm* newcomm);
 
 // Runs the delete callbacks of all of c's attributes (newest first) and removes them.
-int delete_all_attributes(MPI_Comm comm, FakeComm& c);
+int delete_attributes(MPI_Comm comm, FakeComm& c);
+inline int delete_all_attributes(MPI_Comm comm, FakeComm& c) {
+  return c.attributes.empty() ? MPI_SUCCESS : delete_attributes(comm, c);
+}
 // Copies from's attributes to `to` through their copy callbacks (MPI_Comm_dup).
 int copy_attributes(MPI_Comm oldcomm, FakeComm& from, FakeComm& to);
 // The same from a real communicator: every keyval the program made through the shim whose

@@ -36,6 +36,7 @@ int shut_down(MPI_Comm, int, void*, void*) {
   comm_table().for_each(
       [&](std::uint32_t i, FakeComm&) { live.push_back(rc_fake_comm_handle(i)); });
   for (MPI_Comm c : live) release_comm(c);
+  drop_spare_range();
   free_hint_snapshots();
   detach_roots();
   return MPI_SUCCESS;

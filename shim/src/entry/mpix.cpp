@@ -111,7 +111,7 @@ int create_range(MPI_Comm comm, int first, int last, int stride, const char* fn,
   RangeParent p;
   if (int rc = parent_of(comm, fn, &p)) return rc;
   use_own_identity(&p);
-  rangecomm::Comm r;
+  rangecomm::Comm r = spare_range();
   if (int rc = split_parent(comm, p, first, last, stride, 1, &r)) return rc;
   if (r.is_null()) {
     *newcomm = MPI_COMM_NULL;

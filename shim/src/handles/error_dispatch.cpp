@@ -111,15 +111,11 @@ void remember_errhandler(MPI_Errhandler eh, MPI_Comm_errhandler_function* fn) {
 
 namespace {
 // MPI never destroys these, so there is nothing to count for them.
-bool predefined(MPI_Errhandler eh) { return eh == MPI_ERRORS_RETURN || is_fatal(eh); }
 }  // namespace
 
-void hold_errhandler(MPI_Errhandler eh) {
-  if (!predefined(eh)) ++handlers()[eh].uses;
-}
+void hold_program_errhandler(MPI_Errhandler eh) { ++handlers()[eh].uses; }
 
-void release_errhandler(MPI_Errhandler eh) {
-  if (predefined(eh)) return;
+void release_program_errhandler(MPI_Errhandler eh) {
   auto it = handlers().find(eh);
   if (it == handlers().end() || --it->second.uses > 0) return;
   for (; it->second.deferred_frees > 0; --it->second.deferred_frees) {

@@ -17,7 +17,21 @@ inline int result(MPI_Comm comm, int rc) { return rc == MPI_SUCCESS ? rc : raise
 
 // User error handler functions, recorded when the handler is created through the shim.
 void remember_errhandler(MPI_Errhandler eh, MPI_Comm_errhandler_function* fn);
-void hold_errhandler(MPI_Errhandler eh);     // a fake comm uses it
-void release_errhandler(MPI_Errhandler eh);  // it no longer does
+// Whether eh is one of MPI's predefined handlers, which are never freed and need no count.
+inline bool predefined_errhandler(MPI_Errhandler eh) {
+#ifdef MPI_ERRORS_ABORT
+  if (eh == MPI_ERRORS_ABORT) return true;
+#endif
+  return eh == MPI_ERRORS_ARE_FATAL || eh == MPI_ERRORS_RETURN;
+}
+// A fake comm uses eh / no longer does: a count for the program's own handlers.
+void hold_program_errhandler(MPI_Errhandler eh);
+void release_program_errhandler(MPI_Errhandler eh);
+inline void hold_errhandler(MPI_Errhandler eh) {
+  if (!predefined_errhandler(eh)) hold_program_errhandler(eh);
+}
+inline void release_errhandler(MPI_Errhandler eh) {
+  if (!predefined_errhandler(eh)) release_program_errhandler(eh);
+}
 
 }  // namespace rcshim

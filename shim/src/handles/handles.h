@@ -120,6 +120,10 @@ int new_comm(rangecomm::Comm&& range, MPI_Errhandler errhandler, MPI_Comm* out, 
 int new_pending_comm(MPI_Errhandler errhandler, MPI_Comm* out, MPI_Comm parent);
 // Releases everything a fake communicator holds (attributes are deleted by the caller first).
 void release_comm(MPI_Comm h);
+// A freed communicator's range for a new creation to build in (Split_Comm_below into it), or
+// the null communicator. Dropped at MPI_Finalize, before the world's range.
+rangecomm::Comm spare_range();
+void drop_spare_range();
 
 // A new fake request for comm; *out is its handle and *entry its object.
 int new_request(MPI_Comm comm, MPI_Request* out, FakeRequest** entry);

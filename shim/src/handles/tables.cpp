@@ -5,6 +5,7 @@
 #include "comms/hints.h"
 #include "handles/errors.h"
 #include "handles/handles.h"
+#include "rangecomm/embedding.hpp"
 #include "requests/requests.h"
 
 namespace rcshim {
@@ -58,22 +59,39 @@ int exhausted(MPI_Comm comm, const FakeHandleTable<Entry>& table, const char* wh
                      table.limit());
 }
 
-}  // namespace
-
-int new_pending_comm(MPI_Errhandler errhandler, MPI_Comm* out, MPI_Comm parent) {
+// A new entry and its handle, or null when the table is full.
+inline FakeComm* new_entry(MPI_Errhandler errhandler, MPI_Comm* out) {
   std::uint32_t idx = comm_table().allocate();
-  if (idx == 0) return exhausted(parent, comm_table(), "communicator", MPI_ERR_INTERN);
+  if (idx == 0) return nullptr;
   FakeComm* c = comm_table().find(idx);
   c->errhandler = errhandler;
   hold_errhandler(errhandler);
   *out = rc_fake_comm_handle(idx);
+  return c;
+}
+
+// The range of the communicator freed last, when a creation can build in it (core reuses the
+// memory of a range that only its handle holds and that never carried traffic): a program that
+// makes and frees communicators in a loop then neither frees nor allocates one. Under the
+// library's lock, as every caller of release_comm and spare_range.
+rangecomm::Comm g_spare;
+
+}  // namespace
+
+int new_pending_comm(MPI_Errhandler errhandler, MPI_Comm* out, MPI_Comm parent) {
+  if (new_entry(errhandler, out) == nullptr)
+    return exhausted(parent, comm_table(), "communicator", MPI_ERR_INTERN);
   return MPI_SUCCESS;
 }
 
+rangecomm::Comm spare_range() { return std::move(g_spare); }
+void drop_spare_range() { g_spare = rangecomm::Comm(); }
+
 int new_comm(rangecomm::Comm&& range, MPI_Errhandler errhandler, MPI_Comm* out, MPI_Comm parent) {
-  int rc = new_pending_comm(errhandler, out, parent);
-  if (rc == MPI_SUCCESS) find_comm(*out)->range = std::move(range);
-  return rc;
+  FakeComm* c = new_entry(errhandler, out);
+  if (c == nullptr) return exhausted(parent, comm_table(), "communicator", MPI_ERR_INTERN);
+  c->range = std::move(range);
+  return MPI_SUCCESS;
 }
 
 void release_comm(MPI_Comm h) {
@@ -82,6 +100,7 @@ void release_comm(MPI_Comm h) {
   if (c->real != MPI_COMM_NULL) drop_fallback(*c);
   if (c->info != MPI_INFO_NULL) set_hints(*c, MPI_INFO_NULL);
   release_errhandler(c->errhandler);
+  if (g_spare.is_null() && rangecomm::Comm_renewable(c->range)) g_spare = std::move(c->range);
   comm_table().release(rc_fake_comm_index(h));
 }
 

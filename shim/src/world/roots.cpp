@@ -205,7 +205,6 @@ int agree_mirror(MPI_Comm real, RangeParent* p, bool* low) {
 
 int split_parent(MPI_Comm comm, const RangeParent& p, int first, int last, int stride, int levels,
                  rangecomm::Comm* out) {
-  *out = rangecomm::Comm();
   if (stride < 1) return raise_error(comm, MPI_ERR_ARG, "range: stride %d is below 1", stride);
   if (first > last)
     return raise_error(comm, MPI_ERR_ARG, "range: first %d is above last %d", first, last);
@@ -219,8 +218,9 @@ int split_parent(MPI_Comm comm, const RangeParent& p, int first, int last, int s
                                          levels, out);
     return result(comm, rc);
   }
-  int rc = rangecomm::Split_Comm_below(*p.range, p.first + first * p.stride,
-                                       p.first + last * p.stride, stride * p.stride, levels, out);
+  int rc = rangecomm::Split_Comm_salted(*p.range, p.first + first * p.stride,
+                                        p.first + last * p.stride, stride * p.stride, levels, 0,
+                                        out);  // Split_Comm_below, one call less
   return result(comm, rc);
 }
 
