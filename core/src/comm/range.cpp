@@ -83,15 +83,6 @@ bool Comm::is_strided_range() const { return state_ && !state_->table; }
 int Comm::depth() const { return state_ ? state_->depth : MPI_UNDEFINED; }
 MPI_Comm Comm::root_mpi_comm() const { return state_ ? state_->channel->user() : MPI_COMM_NULL; }
 
-int Split_Comm(const Comm& parent_comm, int first, int last, int stride, Comm* out) {
-  return Split_Comm_salted(parent_comm, first, last, stride, 1, 0, out);
-}
-
-int Split_Comm_below(const Comm& parent_comm, int first, int last, int stride, int levels,
-                     Comm* out) {
-  return Split_Comm_salted(parent_comm, first, last, stride, levels, 0, out);
-}
-
 namespace {
 // Makes s (new or renewed) the range first..last:stride of parent (at `levels`): the k-th such
 // range is the same communicator at every member, its identity derived from the parent's, the
@@ -130,12 +121,11 @@ RangeState* reusable(const Comm& out) {
   const std::shared_ptr<RangeState>& s = CommAccess::state(out);
   return s && s.use_count() == 1 && s->untouched() ? s.get() : nullptr;
 }
-}  // namespace
 
-bool Comm_renewable(const Comm& comm) { return reusable(comm) != nullptr; }
-
-int Split_Comm_salted(const Comm& parent_comm, int first, int last, int stride, int levels,
-                      std::uint64_t salt, Comm* out) {
+// The body of Split_Comm, Split_Comm_below and Split_Comm_salted, inlined into each (Split_Comm's
+// levels and salt are then constants, and none calls another).
+[[gnu::always_inline]] inline int split(const Comm& parent_comm, int first, int last, int stride,
+                                        int levels, std::uint64_t salt, Comm* out) {
   if (out == nullptr) return detail::raise(MPI_COMM_WORLD, MPI_ERR_ARG, "Split_Comm: out is null");
   const std::shared_ptr<RangeState>& held = CommAccess::state(parent_comm);
   RangeState* parent = held.get();
@@ -183,6 +173,24 @@ int Split_Comm_salted(const Comm& parent_comm, int first, int last, int stride, 
     *out = Comm();  // a state built halfway is released
     return detail::raise(errcomm, MPI_ERR_NO_MEM, "Split_Comm: out of memory for a new range");
   }
+}
+
+}  // namespace
+
+bool Comm_renewable(const Comm& comm) { return reusable(comm) != nullptr; }
+
+int Split_Comm(const Comm& parent_comm, int first, int last, int stride, Comm* out) {
+  return split(parent_comm, first, last, stride, 1, 0, out);
+}
+
+int Split_Comm_below(const Comm& parent_comm, int first, int last, int stride, int levels,
+                     Comm* out) {
+  return split(parent_comm, first, last, stride, levels, 0, out);
+}
+
+int Split_Comm_salted(const Comm& parent_comm, int first, int last, int stride, int levels,
+                      std::uint64_t salt, Comm* out) {
+  return split(parent_comm, first, last, stride, levels, salt, out);
 }
 
 std::uint32_t Comm_context(const Comm& comm) {

@@ -81,12 +81,13 @@ enum CreationKind : std::uint64_t {
   kAgreementTalk = 5,   // the communicator an agreement runs on
 };
 
-// The digest of a range first..last:stride of a parent's ranks made `levels` below it: the four
-// numbers packed exactly into two words, then mixed.
+// A range creation's stride and levels packed into one word with its kind.
 constexpr std::uint64_t range_shape(int stride, int levels) {
   return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(stride)) << 32) |
          (static_cast<std::uint32_t>(levels) << 8) | kRangeCreation;
 }
+// The digest of a range first..last:stride of a parent's ranks made `levels` below it: the four
+// numbers packed exactly into two words, then mixed.
 inline std::uint64_t digest_range(int first, int last, int stride, int levels) {
   const std::uint64_t coords =
       (static_cast<std::uint64_t>(static_cast<std::uint32_t>(first)) << 32) |

@@ -218,9 +218,8 @@ int split_parent(MPI_Comm comm, const RangeParent& p, int first, int last, int s
                                          levels, out);
     return result(comm, rc);
   }
-  int rc = rangecomm::Split_Comm_salted(*p.range, p.first + first * p.stride,
-                                        p.first + last * p.stride, stride * p.stride, levels, 0,
-                                        out);  // Split_Comm_below, one call less
+  int rc = rangecomm::Split_Comm_below(*p.range, p.first + first * p.stride,
+                                       p.first + last * p.stride, stride * p.stride, levels, out);
   return result(comm, rc);
 }
 
