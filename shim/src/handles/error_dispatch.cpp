@@ -29,13 +29,6 @@ std::unordered_map<MPI_Errhandler, HandlerRecord>& handlers() {
   return map;
 }
 
-bool is_fatal(MPI_Errhandler eh) {
-#ifdef MPI_ERRORS_ABORT
-  if (eh == MPI_ERRORS_ABORT) return true;
-#endif
-  return eh == MPI_ERRORS_ARE_FATAL;
-}
-
 [[noreturn]] void die(MPI_Comm comm, const FakeComm* c, int code) {
   char text[MPI_MAX_ERROR_STRING];
   int len = 0;
@@ -78,7 +71,7 @@ int raise_on(MPI_Comm comm, int code) {
   }
   MPI_Errhandler eh = c->errhandler;
   if (eh == MPI_ERRORS_RETURN) return code;
-  if (is_fatal(eh)) die(comm, c, code);
+  if (fatal_errhandler(eh)) die(comm, c, code);
   auto it = handlers().find(eh);
   if (it != handlers().end() && it->second.fn != nullptr) {
     MPI_Comm handle = comm;
@@ -108,10 +101,6 @@ int raise_error(MPI_Comm comm, int error_class, const char* fmt, ...) {
 void remember_errhandler(MPI_Errhandler eh, MPI_Comm_errhandler_function* fn) {
   handlers()[eh] = HandlerRecord{fn, 0, 0, 0};
 }
-
-namespace {
-// MPI never destroys these, so there is nothing to count for them.
-}  // namespace
 
 void hold_program_errhandler(MPI_Errhandler eh) { ++handlers()[eh].uses; }
 

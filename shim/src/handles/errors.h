@@ -17,12 +17,16 @@ inline int result(MPI_Comm comm, int rc) { return rc == MPI_SUCCESS ? rc : raise
 
 // User error handler functions, recorded when the handler is created through the shim.
 void remember_errhandler(MPI_Errhandler eh, MPI_Comm_errhandler_function* fn);
-// Whether eh is one of MPI's predefined handlers, which are never freed and need no count.
-inline bool predefined_errhandler(MPI_Errhandler eh) {
+// Whether eh ends the program (MPI_ERRORS_ARE_FATAL, and MPI-4's MPI_ERRORS_ABORT).
+inline bool fatal_errhandler(MPI_Errhandler eh) {
 #ifdef MPI_ERRORS_ABORT
   if (eh == MPI_ERRORS_ABORT) return true;
 #endif
-  return eh == MPI_ERRORS_ARE_FATAL || eh == MPI_ERRORS_RETURN;
+  return eh == MPI_ERRORS_ARE_FATAL;
+}
+// Whether eh is one of MPI's predefined handlers, which MPI never frees: nothing to count.
+inline bool predefined_errhandler(MPI_Errhandler eh) {
+  return eh == MPI_ERRORS_RETURN || fatal_errhandler(eh);
 }
 // A fake comm uses eh / no longer does: a count for the program's own handlers.
 void hold_program_errhandler(MPI_Errhandler eh);

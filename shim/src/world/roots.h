@@ -49,7 +49,7 @@ int parent_of(MPI_Comm comm, const char* fn, RangeParent* out);
 // The range of ranks first..last (step stride) of the parent's communicator, made with
 // `levels` (its nesting below the parent's range, part of its identity), built in *out's memory
 // when core can reuse it (spare_range) and otherwise into a new one. Errors are raised on comm
-// (the parent's handle); *out is then left as it was.
+// (the parent's handle); *out then holds no new communicator (the caller drops what it holds).
 int split_parent(MPI_Comm comm, const RangeParent& p, int first, int last, int stride, int levels,
                  rangecomm::Comm* out);
 // parent_of for a real intracommunicator, raising nothing: false for an intercommunicator (or
