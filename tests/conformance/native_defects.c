@@ -471,6 +471,49 @@ static int idup_overlap(const char *name, int rounds) {
   return report(name, defect, what);
 }
 
+/* MPI_Comm_idup in one thread while two others duplicate and free their own parents (each a
+ * duplicate of MPI_COMM_WORLD), for a number of rounds: MPI allows creations on different
+ * communicators at once, and each new communicator needs a context id of its own. A process
+ * that aborts (two creations given one id) or hangs shows the defect (run it under timeout). */
+enum { kCidThreads = 3 };
+static MPI_Comm cid_parent[kCidThreads];
+static int cid_rounds, cid_bad[kCidThreads];
+
+static void *creating_in_thread(void *arg) {
+  const int t = *(const int *)arg;
+  for (int i = 0; i < cid_rounds; ++i) {
+    MPI_Comm dup;
+    if (t == 0) {
+      MPI_Request rq;
+      MPI_Comm_idup(cid_parent[t], &dup, &rq);
+      MPI_Wait(&rq, MPI_STATUS_IGNORE);
+    } else {
+      MPI_Comm_dup(cid_parent[t], &dup);
+    }
+    int result = MPI_UNEQUAL;
+    MPI_Comm_compare(dup, cid_parent[t], &result);
+    cid_bad[t] += result != MPI_CONGRUENT;
+    MPI_Comm_free(&dup);
+  }
+  return NULL;
+}
+
+static int idup_context_ids(const char *name, int rounds) {
+  int defect = 0;
+  char what[200] = "";
+  cid_rounds = rounds;
+  for (int t = 0; t < kCidThreads; ++t) MPI_Comm_dup(MPI_COMM_WORLD, &cid_parent[t]);
+  in_threads(kCidThreads, creating_in_thread);
+  for (int t = 0; t < kCidThreads; ++t) {
+    if (cid_bad[t] && !defect)
+      snprintf(what, sizeof what, "thread %d: %d of %d duplicates not congruent with the parent", t,
+               cid_bad[t], rounds);
+    defect |= cid_bad[t] != 0;
+    MPI_Comm_free(&cid_parent[t]);
+  }
+  return report(name, defect, what);
+}
+
 /* MPI_Intercomm_create in 4 threads at once, each over its own peer (a duplicate of
  * MPI_COMM_WORLD) with the same tag, as MPI allows because the peers differ (MPI-4.0 7.6.2);
  * each thread's local communicator is a duplicate of its half of the world, and the right half
@@ -759,6 +802,7 @@ static const struct check checks[] = {
     {"bcast-mixed", "2+", "Bcast of 262144 ints, the root as ints, the others as one element"},
     {"allgatherv-extents", "3", "Allgatherv of 5560 MPI_2INT [N], rank 0 receiving with gaps"},
     {"idup-overlap", "3", "3 threads: Comm_idup and Iallreduce on one parent [N rounds: 2000]"},
+    {"idup-context-ids", "1+", "3 threads: Comm_idup beside Comm_dup and free [N rounds: 3000]"},
     {"isendrecv-replace-any", "3+", "Isendrecv_replace in a ring from MPI_ANY_SOURCE (MPI-4)"},
     {"intercomm-order", "2+",
      "4 threads: Intercomm_create, local ids ordered apart [N rounds: 20]"},
@@ -771,7 +815,8 @@ static const struct check checks[] = {
 int main(int argc, char **argv) {
   const char *name = argc > 1 ? argv[1] : "";
   int provided = MPI_THREAD_SINGLE;
-  const int threaded = strcmp(name, "idup-overlap") == 0 || strcmp(name, "intercomm-order") == 0 ||
+  const int threaded = strcmp(name, "idup-overlap") == 0 || strcmp(name, "idup-context-ids") == 0 ||
+                       strcmp(name, "intercomm-order") == 0 ||
                        strcmp(name, "intercomm-free") == 0 || strcmp(name, "nbc-progress") == 0;
   if (threaded)
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
@@ -813,6 +858,9 @@ int main(int argc, char **argv) {
     defect = any_errors(name, strcmp(name, "waitany-errors") == 0);
   else if (strcmp(name, "idup-overlap") == 0)
     defect = provided == MPI_THREAD_MULTIPLE ? idup_overlap(name, n ? n : 2000)
+                                             : report(name, 1, "no MPI_THREAD_MULTIPLE");
+  else if (strcmp(name, "idup-context-ids") == 0)
+    defect = provided == MPI_THREAD_MULTIPLE ? idup_context_ids(name, n ? n : 3000)
                                              : report(name, 1, "no MPI_THREAD_MULTIPLE");
   else if (strcmp(name, "intercomm-order") == 0)
     defect = provided == MPI_THREAD_MULTIPLE && size >= 2
