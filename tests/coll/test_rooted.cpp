@@ -371,6 +371,71 @@ TEST_CASE("small Bcast and Gather agree when some processes plan them and others
   }
 }
 
+// A small blocking Bcast that goes straight through MPI keeps its envelopes for the same call
+// again (coll/bcast.cpp). The same call must still reach only its own communicator's messages
+// when it alternates between communicators of the same processes (the janus side overlaps the
+// halves), when root, count or type change, when another algorithm is forced in between, beside
+// point-to-point messages with the tags a collective's payload would use, and when the
+// communicator they were kept for is freed and the next one made takes its memory.
+TEST_CASE("a small broadcast made again keeps to its own communicator and arguments") {
+  auto w = world();
+  const int p = w.size(), me = w.rank(), h = p / 2;
+  auto bcast_from = [&](const rangecomm::Comm& c, int root, int value, MPI_Datatype type) {
+    int got = c.rank() == root ? value : -1;
+    REQUIRE(rangecomm::Bcast(&got, 1, type, root, c) == MPI_SUCCESS);
+    CHECK(got == value);
+  };
+  for (int round = 0; round < 6; ++round) {
+    rangecomm::Comm whole, low, high, janus;
+    REQUIRE(rangecomm::Split_Comm(w, 0, p - 1, 1, &whole) == MPI_SUCCESS);
+    REQUIRE(rangecomm::Split_Comm(w, 0, h, 1, &low) == MPI_SUCCESS);  // h is in both
+    REQUIRE(rangecomm::Split_Comm(w, h, p - 1, 1, &high) == MPI_SUCCESS);
+    REQUIRE(rangecomm::Split_Comm(whole, 0, h, 1, &janus) == MPI_SUCCESS);
+    for (int i = 0; i < 4; ++i) {
+      const int base = 1000 * round + 10 * i;
+      bcast_from(whole, round % p, base + 1, MPI_INT);
+      bcast_from(whole, round % p, base + 2, MPI_INT);
+      if (!low.is_null()) bcast_from(low, 0, base + 3, MPI_INT);
+      if (!janus.is_null()) bcast_from(janus, 0, base + 4, MPI_INT);
+      if (!high.is_null()) bcast_from(high, high.size() - 1, base + 5, MPI_INT);
+      if (!janus.is_null()) bcast_from(janus, 0, base + 6, MPI_INT);
+      int token = -1;  // a payload tag's worth of point-to-point on the same range
+      REQUIRE(rangecomm::Sendrecv(&me, 1, MPI_INT, (me + 1) % p, i, &token, 1, MPI_INT,
+                                  (me + p - 1) % p, i, whole, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+      CHECK(token == (me + p - 1) % p);
+      bcast_from(whole, (round + 1) % p, base + 7, MPI_INT);       // another root
+      bcast_from(whole, (round + 1) % p, base + 8, MPI_UNSIGNED);  // another type
+      long long wide = me == 0 ? (1LL << 40) + base : -1;          // another count
+      REQUIRE(rangecomm::Bcast(&wide, 2, MPI_INT, 0, whole) == MPI_SUCCESS);
+      CHECK(wide == (1LL << 40) + base);
+    }
+    setenv("RANGECOMM_BCAST_ALGORITHM", "flat", 1);
+    rangecomm::detail::tuning_changed();
+    bcast_from(whole, round % p, 7000 + round, MPI_INT);
+    unsetenv("RANGECOMM_BCAST_ALGORITHM");
+    rangecomm::detail::tuning_changed();
+    bcast_from(whole, round % p, 8000 + round, MPI_INT);
+    {  // kept for a communicator that is then freed: the next state made takes its memory, and
+       // there the same call has another parent (world rank h is the root of `second`)
+      rangecomm::Comm first, second;
+      REQUIRE(rangecomm::Split_Comm(w, 0, p - 1, 1, &first) == MPI_SUCCESS);
+      bcast_from(first, 0, 9000 + round, MPI_INT);  // sends the bindings
+      bcast_from(first, 0, 9100 + round, MPI_INT);  // straight through MPI, kept
+      const rangecomm::detail::RangeState* was = rangecomm::detail::CommAccess::of(first);
+      first = rangecomm::Comm();
+      CHECK(rangecomm::detail::g_remembered_state != was);
+      REQUIRE(rangecomm::Split_Comm(w, h, p - 1, 1, &second) == MPI_SUCCESS);
+      for (int i = 0; i < 3 && !second.is_null(); ++i) bcast_from(second, 0, 9500 + i, MPI_INT);
+    }
+    // Freed in another order each round, so that the next round's states reuse other blocks.
+    if (round % 2) {
+      whole = rangecomm::Comm(), janus = rangecomm::Comm();
+    } else {
+      janus = rangecomm::Comm(), low = rangecomm::Comm();
+    }
+  }
+}
+
 // A small nonblocking broadcast runs on each process as a relay (the receive from the parent
 // posted at once, the sends to the children when it is in) outside the schedule engine. Many
 // in flight at once from every root, a blocking one among them (a relay too, as the engine is

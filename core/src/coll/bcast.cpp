@@ -285,34 +285,97 @@ Choice choose(const detail::RangeState& s, long long bytes) {
 // blocking calls without a plan (the fixed cost of a small broadcast is what remains around
 // MPI's own). Only when it can go the whole way: a Runner would be available, and the message
 // from the parent and those to the children need no binding or header and find no message
-// taken out of MPI before them. Then *rc is its result (not yet raised) and the answer true;
-// otherwise it does nothing and says false, and the caller runs the general plan. The sends go
-// one after another, each blocking: a child's receive waits for nothing but its parent.
-bool direct_tree_bcast(detail::RangeState& s, void* buf, int count, MPI_Datatype type, int root,
-                       int* rc) {
-  if (!detail::direct_tree_ready(s)) return false;
-  const detail::TreeLinks links = detail::binomial_links(s.rank, root, s.size);
-  const int seq = detail::peek_collective_seq(s);  // taken below, once nothing can fall back
+// taken out of MPI before them. The sends go one after another, each blocking: a child's receive
+// waits for nothing but its parent.
+//
+// Its envelopes (the parent's and children's ranks in the lanes, the lanes, the tags but for
+// the sequence number) are kept for the next call, which a program's loop makes with the same
+// arguments on the same communicator: that call then checks that nothing they depend on changed
+// and skips the argument checks it passed, the algorithm choice and the tree. They stay right
+// while the communicator's state lives (g_remembered_state), the thresholds are those of the
+// same tuning generation and the parent still sends under the same slot (a peer's slot is
+// forgotten when the peer reuses it); the children's bindings, once sent, stay. Kept only for a
+// predefined type, whose handle is never reused for another type.
+struct DirectBcast {
+  unsigned generation = 0;
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  int count = 0, root = 0;
+  int parent = -1;             // its rank in the range; -1 at the root
+  int parent_slot = 0;         // the slot it sends under
+  int from = 0, recv_tag = 0;  // its rank in the lane; the tag but for the sequence number
   MPI_Comm recv_lane = MPI_COMM_NULL;
-  int recv_tag = 0;
+  int children = 0, send_tag = 0;
+  int to[detail::kMaxRelayTargets];  // the children's ranks in the lane, farthest first
+};
+DirectBcast g_direct_bcast;
+
+// The broadcast through MPI's calls with envelopes d (the tags' sequence number taken here).
+int direct_bcast(detail::RangeState& s, const DirectBcast& d, void* buf, int count,
+                 MPI_Datatype type) {
+  const int seq = detail::next_collective_seq(s);
+  int rc = MPI_SUCCESS;
+  if (d.parent >= 0)
+    rc = MPI_Recv(buf, count, type, d.from, d.recv_tag | seq, d.recv_lane, MPI_STATUS_IGNORE);
+  for (int i = 0; rc == MPI_SUCCESS && i < d.children; ++i)
+    rc = MPI_Send(buf, count, type, d.to[i], d.send_tag | seq, s.send_lane);
+  return rc;
+}
+
+bool parent_sends_under(const detail::RangeState& s, int parent, int slot) {
+  const detail::PeerLink* link = s.peers.find(parent);
+  return link != nullptr && link->slot == slot;
+}
+
+// Whether this call repeats the broadcast whose envelopes are kept, on a state they still hold
+// for, with a Runner available and nothing parked.
+bool repeats_direct_bcast(const detail::RangeState* s, int count, MPI_Datatype type, int root) {
+  const DirectBcast& d = g_direct_bcast;
+  return s != nullptr && s == detail::g_remembered_state && count == d.count && type == d.type &&
+         root == d.root && d.generation == detail::g_tuning_generation && !s->channel->closed() &&
+         detail::direct_tree_ready(*s) &&
+         (d.parent < 0 || parent_sends_under(*s, d.parent, d.parent_slot));
+}
+
+// Makes the envelopes of a direct broadcast into *d; false (d unusable) when a message would
+// need a binding or a header, or the parent's slot is not yet known.
+bool direct_bcast_envelopes(detail::RangeState& s, int root, DirectBcast* d) {
+  const detail::TreeLinks links = detail::binomial_links(s.rank, root, s.size);
+  const int seq = 0;  // the tags below are made without it (the payload's bits)
+  d->parent = links.parent;
   if (links.parent >= 0) {
-    int slot = detail::peer_slot(s, links.parent);
-    if (slot < 0) return false;
-    detail::receive_envelope(s, slot, detail::TagLayout::collective, seq, &recv_lane, &recv_tag);
+    d->parent_slot = detail::peer_slot(s, links.parent);
+    if (d->parent_slot < 0) return false;
+    d->from = s.to_root(links.parent);
+    detail::receive_envelope(s, d->parent_slot, detail::TagLayout::collective, seq, &d->recv_lane,
+                             &d->recv_tag);
   }
-  MPI_Comm send_lane = MPI_COMM_NULL;
-  int send_tag[detail::kMaxRelayTargets];
-  for (int i = 0; i < links.children; ++i)
-    if (!detail::fast_send_envelope(s, links.child[i], detail::TagLayout::collective, seq,
-                                    &send_lane, &send_tag[i]))
+  d->children = links.children;
+  MPI_Comm lane = MPI_COMM_NULL;
+  for (int i = 0; i < links.children; ++i) {
+    if (!detail::fast_send_envelope(s, links.child[i], detail::TagLayout::collective, seq, &lane,
+                                    &d->send_tag))
       return false;
-  detail::next_collective_seq(s);
-  *rc = MPI_SUCCESS;
-  if (links.parent >= 0)
-    *rc =
-        MPI_Recv(buf, count, type, s.to_root(links.parent), recv_tag, recv_lane, MPI_STATUS_IGNORE);
-  for (int i = 0; *rc == MPI_SUCCESS && i < links.children; ++i)
-    *rc = MPI_Send(buf, count, type, s.to_root(links.child[i]), send_tag[i], send_lane);
+    d->to[i] = s.to_root(links.child[i]);
+  }
+  return true;
+}
+
+// The direct broadcast when it can go (*rc its result, not yet raised, and true), keeping its
+// envelopes for a predefined type; otherwise nothing done and false, and the caller runs the
+// general plan.
+bool direct_tree_bcast(detail::RangeState& s, void* buf, int count, MPI_Datatype type, int root,
+                       bool predefined, int* rc) {
+  if (!detail::direct_tree_ready(s)) return false;
+  DirectBcast fresh;
+  DirectBcast& d = predefined ? g_direct_bcast : fresh;
+  if (predefined) detail::g_remembered_state = nullptr;  // until d is complete
+  if (!direct_bcast_envelopes(s, root, &d)) return false;
+  if (predefined) {
+    d.generation = detail::g_tuning_generation;
+    d.type = type, d.count = count, d.root = root;
+    detail::g_remembered_state = &s;
+  }
+  *rc = direct_bcast(s, d, buf, count, type);
   return true;
 }
 
@@ -324,11 +387,12 @@ int bcast(void* buf, int count, MPI_Datatype type, int root, const Comm& comm, R
   if (rc == MPI_SUCCESS) rc = detail::check_buffer(*s, count, type, fn);
   if (rc != MPI_SUCCESS) return rc;
   if (count == 0 || s->size == 1) return detail::run(comm, request, [](detail::Plan&) {});
-  const long long bytes = detail::bytes_of(count, type);
+  const detail::TypeFacts facts = detail::type_facts(type);
+  const long long bytes = static_cast<long long>(count) * facts.size;
   const Choice choice = choose(*s, bytes);
   if (choice.algorithm == Algorithm::binomial && choice.cut_bytes == 0 &&
       bytes <= detail::kDirectTreeBytes) {
-    if (request == nullptr && direct_tree_bcast(*s, buf, count, type, root, &rc))
+    if (request == nullptr && direct_tree_bcast(*s, buf, count, type, root, facts.predefined, &rc))
       return detail::runner_result(comm, rc);
     if (detail::relay_bcast(comm, buf, count, type, root, request, &rc)) return rc;
   }
@@ -337,6 +401,9 @@ int bcast(void* buf, int count, MPI_Datatype type, int root, const Comm& comm, R
 }  // namespace
 
 int Bcast(void* buf, int count, MPI_Datatype type, int root, const Comm& comm) {
+  detail::RangeState* s = detail::CommAccess::of(comm);
+  if (repeats_direct_bcast(s, count, type, root))
+    return detail::runner_result(comm, direct_bcast(*s, g_direct_bcast, buf, count, type));
   return bcast(buf, count, type, root, comm, nullptr, "Bcast");
 }
 

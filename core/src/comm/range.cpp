@@ -13,6 +13,7 @@ namespace rangecomm::detail {
 RangeState::RangeState() = default;
 
 RangeState::~RangeState() {
+  if (g_remembered_state == this) g_remembered_state = nullptr;
   if (peers.made() || match) channel->withdraw(id, this);
   if (slot >= 0) channel->release_slot(slot);
 }

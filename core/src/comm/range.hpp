@@ -108,6 +108,12 @@ struct RangeState {
   void make_peers();
 };
 
+// The state whose facts a collective keeps from one call to the next (coll/bcast.cpp: the
+// envelopes of a small broadcast), forgotten when that state is destroyed, so that memory
+// recycled for another state never inherits them. Such a state has carried traffic, so it is
+// never renewed in place. Core is entered by one thread at a time.
+inline const RangeState* g_remembered_state = nullptr;
+
 // The lane every message of s travels on (from every member): chosen by its identity.
 inline int comm_lane(const RangeState& s) {
   return static_cast<int>(s.id.lo & static_cast<std::uint64_t>(s.channel->layout().lanes() - 1));
