@@ -371,19 +371,30 @@ TEST_CASE("small Bcast and Gather agree when some processes plan them and others
   }
 }
 
-// A small blocking Bcast that goes straight through MPI keeps its envelopes for the same call
-// again (coll/bcast.cpp). The same call must still reach only its own communicator's messages
-// when it alternates between communicators of the same processes (the janus side overlaps the
-// halves), when root, count or type change, when another algorithm is forced in between, beside
-// point-to-point messages with the tags a collective's payload would use, and when the
-// communicator they were kept for is freed and the next one made takes its memory.
-TEST_CASE("a small broadcast made again keeps to its own communicator and arguments") {
+// A small blocking Bcast or Gather that goes straight through MPI keeps its envelopes for the
+// same call again (coll/common.hpp). The same call must still reach only its own communicator's
+// messages when it alternates between communicators of the same processes (the janus side
+// overlaps the halves), when root, count, type or MPI_IN_PLACE change, when another algorithm is
+// forced in between, beside point-to-point messages with the tags a collective's payload would
+// use, and when the communicator they were kept for is freed and the next one made takes its
+// memory.
+TEST_CASE("a small broadcast or gather made again keeps to its communicator and arguments") {
   auto w = world();
   const int p = w.size(), me = w.rank(), h = p / 2;
   auto bcast_from = [&](const rangecomm::Comm& c, int root, int value, MPI_Datatype type) {
     int got = c.rank() == root ? value : -1;
     REQUIRE(rangecomm::Bcast(&got, 1, type, root, c) == MPI_SUCCESS);
     CHECK(got == value);
+  };
+  auto gather_to = [&](const rangecomm::Comm& c, int root, int salt, bool in_place) {
+    const int n = c.size(), r = c.rank();
+    std::vector<int> all(n, -1);
+    int mine = salt + r;
+    if (in_place && r == root) all[r] = mine;
+    REQUIRE(rangecomm::Gather(in_place && r == root ? MPI_IN_PLACE : &mine, 1, MPI_INT, all.data(),
+                              1, MPI_INT, root, c) == MPI_SUCCESS);
+    if (r == root)
+      for (int i = 0; i < n; ++i) CHECK(all[i] == salt + i);
   };
   for (int round = 0; round < 6; ++round) {
     rangecomm::Comm whole, low, high, janus;
@@ -403,29 +414,53 @@ TEST_CASE("a small broadcast made again keeps to its own communicator and argume
       REQUIRE(rangecomm::Sendrecv(&me, 1, MPI_INT, (me + 1) % p, i, &token, 1, MPI_INT,
                                   (me + p - 1) % p, i, whole, MPI_STATUS_IGNORE) == MPI_SUCCESS);
       CHECK(token == (me + p - 1) % p);
+      gather_to(whole, round % p, base + 100, false);
+      gather_to(whole, round % p, base + 200, false);
+      gather_to(whole, round % p, base + 300, true);  // in place at the root
+      if (!low.is_null()) gather_to(low, 0, base + 400, false);
+      if (!janus.is_null()) gather_to(janus, janus.size() - 1, base + 500, false);
+      if (!high.is_null()) gather_to(high, 0, base + 600, false);
+      gather_to(whole, round % p, base + 700, false);
+      std::vector<long long> wides(p, -1);  // another count
+      long long own = (1LL << 40) + me;
+      REQUIRE(rangecomm::Gather(&own, 2, MPI_INT, wides.data(), 2, MPI_INT, 0, whole) ==
+              MPI_SUCCESS);
+      if (me == 0)
+        for (int r = 0; r < p; ++r) CHECK(wides[r] == (1LL << 40) + r);
       bcast_from(whole, (round + 1) % p, base + 7, MPI_INT);       // another root
       bcast_from(whole, (round + 1) % p, base + 8, MPI_UNSIGNED);  // another type
       long long wide = me == 0 ? (1LL << 40) + base : -1;          // another count
       REQUIRE(rangecomm::Bcast(&wide, 2, MPI_INT, 0, whole) == MPI_SUCCESS);
       CHECK(wide == (1LL << 40) + base);
     }
-    setenv("RANGECOMM_BCAST_ALGORITHM", "flat", 1);
-    rangecomm::detail::tuning_changed();
-    bcast_from(whole, round % p, 7000 + round, MPI_INT);
+    // Another algorithm forced, then the choice back to the library: both times anew.
+    for (const char* forced : {"flat", ""}) {
+      setenv("RANGECOMM_BCAST_ALGORITHM", forced, 1);
+      setenv("RANGECOMM_GATHER_ALGORITHM", *forced ? "linear" : "", 1);
+      rangecomm::detail::tuning_changed();
+      bcast_from(whole, round % p, 7000 + round, MPI_INT);
+      gather_to(whole, round % p, 8000 + round, false);
+    }
     unsetenv("RANGECOMM_BCAST_ALGORITHM");
+    unsetenv("RANGECOMM_GATHER_ALGORITHM");
     rangecomm::detail::tuning_changed();
-    bcast_from(whole, round % p, 8000 + round, MPI_INT);
     {  // kept for a communicator that is then freed: the next state made takes its memory, and
        // there the same call has another parent (world rank h is the root of `second`)
       rangecomm::Comm first, second;
       REQUIRE(rangecomm::Split_Comm(w, 0, p - 1, 1, &first) == MPI_SUCCESS);
       bcast_from(first, 0, 9000 + round, MPI_INT);  // sends the bindings
       bcast_from(first, 0, 9100 + round, MPI_INT);  // straight through MPI, kept
+      gather_to(first, 0, 9200 + round, false);
+      gather_to(first, 0, 9300 + round, false);
       const rangecomm::detail::RangeState* was = rangecomm::detail::CommAccess::of(first);
       first = rangecomm::Comm();
-      CHECK(rangecomm::detail::g_remembered_state != was);
+      for (const rangecomm::detail::RangeState* kept : rangecomm::detail::g_remembered_states)
+        CHECK(kept != was);
       REQUIRE(rangecomm::Split_Comm(w, h, p - 1, 1, &second) == MPI_SUCCESS);
-      for (int i = 0; i < 3 && !second.is_null(); ++i) bcast_from(second, 0, 9500 + i, MPI_INT);
+      for (int i = 0; i < 3 && !second.is_null(); ++i) {
+        bcast_from(second, 0, 9500 + i, MPI_INT);
+        gather_to(second, 0, 9600 + i, false);
+      }
     }
     // Freed in another order each round, so that the next round's states reuse other blocks.
     if (round % 2) {

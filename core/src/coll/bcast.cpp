@@ -289,13 +289,8 @@ Choice choose(const detail::RangeState& s, long long bytes) {
 // waits for nothing but its parent.
 //
 // Its envelopes (the parent's and children's ranks in the lanes, the lanes, the tags but for
-// the sequence number) are kept for the next call, which a program's loop makes with the same
-// arguments on the same communicator: that call then checks that nothing they depend on changed
-// and skips the argument checks it passed, the algorithm choice and the tree. They stay right
-// while the communicator's state lives (g_remembered_state), the thresholds are those of the
-// same tuning generation and the parent still sends under the same slot (a peer's slot is
-// forgotten when the peer reuses it); the children's bindings, once sent, stay. Kept only for a
-// predefined type, whose handle is never reused for another type.
+// the sequence number) are kept for the same call again (common.hpp: RememberingCollective),
+// which then skips the argument checks it passed, the algorithm choice and the tree.
 struct DirectBcast {
   unsigned generation = 0;
   MPI_Datatype type = MPI_DATATYPE_NULL;
@@ -321,19 +316,13 @@ int direct_bcast(detail::RangeState& s, const DirectBcast& d, void* buf, int cou
   return rc;
 }
 
-bool parent_sends_under(const detail::RangeState& s, int parent, int slot) {
-  const detail::PeerLink* link = s.peers.find(parent);
-  return link != nullptr && link->slot == slot;
-}
-
 // Whether this call repeats the broadcast whose envelopes are kept, on a state they still hold
 // for, with a Runner available and nothing parked.
 bool repeats_direct_bcast(const detail::RangeState* s, int count, MPI_Datatype type, int root) {
   const DirectBcast& d = g_direct_bcast;
-  return s != nullptr && s == detail::g_remembered_state && count == d.count && type == d.type &&
-         root == d.root && d.generation == detail::g_tuning_generation && !s->channel->closed() &&
-         detail::direct_tree_ready(*s) &&
-         (d.parent < 0 || parent_sends_under(*s, d.parent, d.parent_slot));
+  return detail::remembered_and_ready(s, detail::kRememberedBcast, d.generation) &&
+         count == d.count && type == d.type && root == d.root &&
+         (d.parent < 0 || detail::peer_sends_under(*s, d.parent, d.parent_slot));
 }
 
 // Makes the envelopes of a direct broadcast into *d; false (d unusable) when a message would
@@ -368,12 +357,13 @@ bool direct_tree_bcast(detail::RangeState& s, void* buf, int count, MPI_Datatype
   if (!detail::direct_tree_ready(s)) return false;
   DirectBcast fresh;
   DirectBcast& d = predefined ? g_direct_bcast : fresh;
-  if (predefined) detail::g_remembered_state = nullptr;  // until d is complete
+  const detail::RangeState*& remembered = detail::g_remembered_states[detail::kRememberedBcast];
+  if (predefined) remembered = nullptr;  // until d is complete
   if (!direct_bcast_envelopes(s, root, &d)) return false;
   if (predefined) {
     d.generation = detail::g_tuning_generation;
     d.type = type, d.count = count, d.root = root;
-    detail::g_remembered_state = &s;
+    remembered = &s;
   }
   *rc = direct_bcast(s, d, buf, count, type);
   return true;

@@ -147,6 +147,21 @@ inline bool direct_tree_ready(const RangeState& s) {
   return Runner::available() && s.channel->parked().empty();
 }
 
+// The collectives that keep the envelopes of their last direct tree for the same call again
+// (a program's loop): their entries of g_remembered_states. The kept envelopes hold while that
+// state lives, the thresholds are those of the same tuning generation, the peers that send to
+// this process still send under the slots they had, and nothing is parked; the bindings this
+// process sent stay. Kept only for predefined types, whose handles are never reused.
+enum RememberingCollective { kRememberedBcast = 0, kRememberedGather = 1 };
+static_assert(kRememberedGather < kRememberingCollectives);
+// Whether s is the state `who` keeps envelopes for, they are of the current tuning generation
+// `generation`, and a direct tree could run on s now.
+inline bool remembered_and_ready(const RangeState* s, RememberingCollective who,
+                                 unsigned generation) {
+  return s != nullptr && s == g_remembered_states[who] && generation == g_tuning_generation &&
+         !s->channel->closed() && direct_tree_ready(*s);
+}
+
 // The binomial tree of a broadcast from `root`, seen from `rank` (ranks of the range): its
 // parent (-1 at the root) and its children, farthest first (the order add_bcast sends in).
 struct TreeLinks {

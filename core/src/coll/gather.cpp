@@ -93,70 +93,166 @@ void add_tree_member(Plan& s, const void* sendbuf, int sendcount, MPI_Datatype s
 // buffers), through MPI's blocking calls without a plan; for a total of at most kDirectTreeBytes,
 // whose intermediates' blocks (a predefined contiguous type) fit on the stack. Only when it can
 // go the whole way: a Runner would be available, and no message needs a binding or a header
-// or finds a message taken out of MPI before it. Then *rc is its result (not yet raised) and
-// the answer true; otherwise it does nothing and says false. A process receives its children's
-// subtrees one after another: a child's send waits for nothing but its own subtree.
-// `t` holds the facts of the type this process's blocks are counted in: recvtype at the root,
-// sendtype elsewhere. Inlined into its one caller, whose checks and choice it continues.
+// or finds a message taken out of MPI before it. A process receives its children's subtrees
+// one after another: a child's send waits for nothing but its own subtree.
+//
+// Its envelopes (the children's ranks and the lanes and tags of their messages, the parent's
+// rank and tag; the tags but for the sequence number) and the arguments that shape it are kept
+// for the same call again (common.hpp: RememberingCollective), which then skips the argument
+// checks it passed, the algorithm choice and the tree.
+struct DirectGather {
+  unsigned generation = 0;
+  int root = 0;
+  bool is_root = false, in_place = false;  // in_place: the root's sendbuf is MPI_IN_PLACE
+  int sendcount = 0, recvcount = 0;
+  MPI_Datatype sendtype = MPI_DATATYPE_NULL, recvtype = MPI_DATATYPE_NULL;
+  detail::TypeFacts t;  // of the type blocks are counted in: recvtype at the root, else sendtype
+  long long own_bytes = -1;  // the root's own block as bytes to copy, -1: through local_copy
+  int v = 0, span = 1;       // this process's rank relative to the root; its subtree's blocks
+  int children = 0;          // nearest first: range rank, its slot, its rank in the lane, tag, lane
+  int child[detail::kMaxRelayTargets], slot[detail::kMaxRelayTargets];
+  int from[detail::kMaxRelayTargets], tag[detail::kMaxRelayTargets];
+  MPI_Comm lane[detail::kMaxRelayTargets];
+  // The blocks of each child's subtree: at the root, before and after the wrap past the last
+  // rank (each received into its own stretch of recvbuf); elsewhere, all of them (`first`).
+  int first[detail::kMaxRelayTargets], second[detail::kMaxRelayTargets];
+  int to = 0, up_tag = 0;  // the parent's rank in the lane and the tag of the messages to it
+  int head = 0;            // of the blocks sent up, those before the wrap past the last rank
+};
+DirectGather g_direct_gather;
+
+int receive_child(const DirectGather& d, int k, int seq, void* buf, int count, MPI_Datatype type) {
+  return MPI_Recv(buf, count, type, d.from[k], d.tag[k] | seq, d.lane[k], MPI_STATUS_IGNORE);
+}
+
+// The root's part: its own block copied, each child's subtree received into recvbuf.
+int direct_gather_root(const DirectGather& d, int seq, const void* sendbuf, void* recvbuf) {
+  char* const out = static_cast<char*>(recvbuf);
+  const MPI_Aint stride = d.recvcount * d.t.extent;  // from one block of recvbuf to the next
+  int rc = MPI_SUCCESS;
+  if (!d.in_place && d.own_bytes >= 0)
+    std::memmove(out + d.root * stride, sendbuf, static_cast<size_t>(d.own_bytes));
+  else if (!d.in_place)
+    rc = detail::local_copy(sendbuf, d.sendcount, d.sendtype, out + d.root * stride, d.recvcount,
+                            d.recvtype, d.t);
+  for (int k = 0; rc == MPI_SUCCESS && k < d.children; ++k) {
+    rc = receive_child(d, k, seq, out + d.child[k] * stride, d.first[k] * d.recvcount, d.recvtype);
+    if (rc == MPI_SUCCESS && d.second[k] > 0)
+      rc = receive_child(d, k, seq, out, d.second[k] * d.recvcount, d.recvtype);
+  }
+  return rc;
+}
+
+// An inner process's part: its own block and its children's subtrees side by side on the stack,
+// then sent up (out of line: its buffer stays off the frame of the root's and leaves' calls).
+[[gnu::noinline]] int direct_gather_inner(const detail::RangeState& s, const DirectGather& d,
+                                          int seq, const void* sendbuf) {
+  unsigned char blocks[detail::kDirectTreeBytes];  // this subtree's blocks, own first
+  const MPI_Aint block = d.sendcount * d.t.extent;
+  std::memcpy(blocks, sendbuf, static_cast<size_t>(block));
+  int rc = MPI_SUCCESS;
+  for (int k = 0; rc == MPI_SUCCESS && k < d.children; ++k)
+    rc = receive_child(d, k, seq, blocks + (1 << k) * block, d.first[k] * d.sendcount, d.sendtype);
+  if (rc == MPI_SUCCESS)
+    rc = MPI_Send(blocks, d.head * d.sendcount, d.sendtype, d.to, d.up_tag | seq, s.send_lane);
+  if (rc == MPI_SUCCESS && d.head < d.span)
+    rc = MPI_Send(blocks + d.head * block, (d.span - d.head) * d.sendcount, d.sendtype, d.to,
+                  d.up_tag | seq, s.send_lane);
+  return rc;
+}
+
+// The gather through MPI's calls with envelopes d (the tags' sequence number taken here).
+int direct_gather(detail::RangeState& s, const DirectGather& d, const void* sendbuf,
+                  void* recvbuf) {
+  const int seq = detail::next_collective_seq(s);
+  if (d.is_root) return direct_gather_root(d, seq, sendbuf, recvbuf);
+  if (d.span == 1)
+    return MPI_Send(sendbuf, d.sendcount, d.sendtype, d.to, d.up_tag | seq, s.send_lane);
+  return direct_gather_inner(s, d, seq, sendbuf);
+}
+
+// Whether this call repeats the gather whose envelopes are kept, on a state they still hold for,
+// with a direct tree possible now.
+bool repeats_direct_gather(const detail::RangeState* s, const void* sendbuf, int sendcount,
+                           MPI_Datatype sendtype, const void* recvbuf, int recvcount,
+                           MPI_Datatype recvtype, int root) {
+  const DirectGather& d = g_direct_gather;
+  if (!detail::remembered_and_ready(s, detail::kRememberedGather, d.generation) || root != d.root)
+    return false;
+  const bool in_place = sendbuf == MPI_IN_PLACE;  // the root's only: elsewhere an error
+  if (in_place != d.in_place || (!in_place && (sendcount != d.sendcount || sendtype != d.sendtype)))
+    return false;
+  if (d.is_root && (recvbuf == MPI_IN_PLACE || recvcount != d.recvcount || recvtype != d.recvtype))
+    return false;
+  for (int k = 0; k < d.children; ++k)
+    if (!detail::peer_sends_under(*s, d.child[k], d.slot[k])) return false;
+  return true;
+}
+
+// Makes the envelopes of a direct gather from `root` into *d; false (d unusable) when a message
+// would need a binding or a header, or a child's slot is not yet known.
+bool direct_gather_envelopes(detail::RangeState& s, int root, DirectGather* d) {
+  using detail::absolute;
+  const int size = s.size, v = detail::relative(s.rank, root, size), low = lowest_bit(v, size);
+  const int seq = 0;  // the tags below are made without it (the payload's bits)
+  d->v = v;
+  d->span = std::min(low, size - v);
+  d->children = 0;
+  for (int m = 1; m < low && v + m < size; m <<= 1, ++d->children) {
+    const int k = d->children, child = absolute(v + m, root, size);
+    d->slot[k] = detail::peer_slot(s, child);
+    if (d->slot[k] < 0) return false;
+    detail::receive_envelope(s, d->slot[k], detail::TagLayout::collective, seq, &d->lane[k],
+                             &d->tag[k]);
+    d->child[k] = child;
+    d->from[k] = s.to_root(child);
+    const int blocks = subtree_span(v + m, size);
+    d->first[k] = v == 0 ? std::min(blocks, size - child) : blocks;  // before the wrap
+    d->second[k] = blocks - d->first[k];
+  }
+  if (v == 0) return true;
+  const int parent = absolute(v - low, root, size);
+  MPI_Comm lane = MPI_COMM_NULL;  // s.send_lane
+  if (!detail::fast_send_envelope(s, parent, detail::TagLayout::collective, seq, &lane, &d->up_tag))
+    return false;
+  d->to = s.to_root(parent);
+  d->head = parent == root ? std::min(d->span, size - s.rank) : d->span;
+  return true;
+}
+
+// The direct gather when it can go (*rc its result, not yet raised, and true), keeping its
+// envelopes when every type it uses is predefined; otherwise nothing done and false, and the
+// caller runs the general plan. `t` holds the facts of the type this process's blocks are
+// counted in: recvtype at the root, sendtype elsewhere. Inlined into its one caller, whose
+// checks and choice it continues.
 [[gnu::always_inline]] inline bool direct_tree_gather(
     detail::RangeState& s, const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
     int recvcount, MPI_Datatype recvtype, const detail::TypeFacts& t, int root, int* rc) {
-  using detail::absolute;
   if (!detail::direct_tree_ready(s)) return false;
-  const int size = s.size, v = detail::relative(s.rank, root, size), low = lowest_bit(v, size);
-  const int span = std::min(low, size - v), parent = absolute(v - low, root, size);
-  if (v != 0 && span > 1 && !(t.predefined && t.contiguous())) return false;
-  const int seq = detail::peek_collective_seq(s);
-  MPI_Comm lanes[32];  // from each child, nearest first
-  int tags[32], from[32], ranks[32], children = 0;
-  for (int m = 1; m < low && v + m < size; m <<= 1, ++children) {
-    const int child = absolute(v + m, root, size);
-    int slot = detail::peer_slot(s, child);
-    if (slot < 0) return false;
-    detail::receive_envelope(s, slot, detail::TagLayout::collective, seq, &lanes[children],
-                             &tags[children]);
-    ranks[children] = child;
-    from[children] = s.to_root(child);
+  const bool is_root = s.rank == root, in_place = sendbuf == MPI_IN_PLACE;
+  const int v = detail::relative(s.rank, root, s.size);
+  if (!is_root && std::min(lowest_bit(v, s.size), s.size - v) > 1 &&
+      !(t.predefined && t.contiguous()))
+    return false;  // its subtree's blocks are not bytes to copy side by side
+  const bool keep =
+      t.predefined && (!is_root || in_place || detail::type_facts(sendtype).predefined);
+  DirectGather fresh;
+  DirectGather& d = keep ? g_direct_gather : fresh;
+  const detail::RangeState*& remembered = detail::g_remembered_states[detail::kRememberedGather];
+  if (keep) remembered = nullptr;  // until d is complete
+  if (!direct_gather_envelopes(s, root, &d)) return false;
+  d.root = root, d.is_root = is_root, d.in_place = in_place;
+  d.sendcount = sendcount, d.sendtype = sendtype, d.recvcount = recvcount, d.recvtype = recvtype;
+  d.t = t;
+  d.own_bytes =
+      is_root && !in_place && sendtype == recvtype && sendcount <= recvcount && t.contiguous()
+          ? static_cast<long long>(sendcount) * t.size
+          : -1;
+  if (keep) {
+    d.generation = detail::g_tuning_generation;
+    remembered = &s;
   }
-  MPI_Comm up_lane = MPI_COMM_NULL;
-  int up_tag = 0;
-  if (v != 0 &&
-      !detail::fast_send_envelope(s, parent, detail::TagLayout::collective, seq, &up_lane, &up_tag))
-    return false;
-  detail::next_collective_seq(s);
-  *rc = MPI_SUCCESS;
-  auto receive = [&](int k, void* buf, int count, MPI_Datatype type) {
-    if (*rc == MPI_SUCCESS)
-      *rc = MPI_Recv(buf, count, type, from[k], tags[k], lanes[k], MPI_STATUS_IGNORE);
-  };
-  if (v == 0) {  // into recvbuf, each subtree split where it wraps past the last rank
-    char* const out = static_cast<char*>(recvbuf);
-    const MPI_Aint stride = recvcount * t.extent;  // from one block of recvbuf to the next
-    if (sendbuf != MPI_IN_PLACE)
-      *rc = detail::local_copy(sendbuf, sendcount, sendtype, out + root * stride, recvcount,
-                               recvtype, t);
-    for (int k = 0; k < children; ++k) {
-      const int first = ranks[k], child_span = subtree_span(1 << k, size);
-      const int head = std::min(child_span, size - first);
-      receive(k, out + first * stride, head * recvcount, recvtype);
-      if (head < child_span) receive(k, out, (child_span - head) * recvcount, recvtype);
-    }
-    return true;
-  }
-  const int to = s.to_root(parent);
-  if (span == 1) {
-    *rc = MPI_Send(sendbuf, sendcount, sendtype, to, up_tag, up_lane);
-    return true;
-  }
-  unsigned char blocks[detail::kDirectTreeBytes];  // this subtree's blocks, own first
-  const MPI_Aint block = sendcount * t.extent;
-  std::memcpy(blocks, sendbuf, static_cast<size_t>(block));
-  for (int k = 0; k < children; ++k)
-    receive(k, blocks + (1 << k) * block, subtree_span(v + (1 << k), size) * sendcount, sendtype);
-  const int head = parent == root ? std::min(span, size - s.rank) : span;  // before the wrap
-  if (*rc == MPI_SUCCESS) *rc = MPI_Send(blocks, head * sendcount, sendtype, to, up_tag, up_lane);
-  if (*rc == MPI_SUCCESS && head < span)
-    *rc = MPI_Send(blocks + head * block, (span - head) * sendcount, sendtype, to, up_tag, up_lane);
+  *rc = direct_gather(s, d, sendbuf, recvbuf);
   return true;
 }
 
@@ -256,6 +352,9 @@ int gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* rec
 
 int Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
            MPI_Datatype recvtype, int root, const Comm& comm) {
+  detail::RangeState* s = detail::CommAccess::of(comm);
+  if (repeats_direct_gather(s, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root))
+    return detail::runner_result(comm, direct_gather(*s, g_direct_gather, sendbuf, recvbuf));
   return gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, nullptr,
                 "Gather");
 }

@@ -13,7 +13,8 @@ namespace rangecomm::detail {
 RangeState::RangeState() = default;
 
 RangeState::~RangeState() {
-  if (g_remembered_state == this) g_remembered_state = nullptr;
+  for (const RangeState*& remembered : g_remembered_states)
+    if (remembered == this) remembered = nullptr;
   if (peers.made() || match) channel->withdraw(id, this);
   if (slot >= 0) channel->release_slot(slot);
 }

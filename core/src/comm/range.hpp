@@ -108,11 +108,13 @@ struct RangeState {
   void make_peers();
 };
 
-// The state whose facts a collective keeps from one call to the next (coll/bcast.cpp: the
-// envelopes of a small broadcast), forgotten when that state is destroyed, so that memory
-// recycled for another state never inherits them. Such a state has carried traffic, so it is
-// never renewed in place. Core is entered by one thread at a time.
-inline const RangeState* g_remembered_state = nullptr;
+// The states whose facts the collectives keep from one call to the next (the envelopes of a
+// small direct tree: coll/common.hpp), one for each collective that keeps them, forgotten when
+// their state is destroyed, so that memory recycled for another state never inherits them. Such
+// a state has carried traffic, so it is never renewed in place. Core is entered by one thread at
+// a time.
+constexpr int kRememberingCollectives = 2;
+inline const RangeState* g_remembered_states[kRememberingCollectives] = {};
 
 // The lane every message of s travels on (from every member): chosen by its identity.
 inline int comm_lane(const RangeState& s) {
@@ -147,6 +149,12 @@ int peer_slot_lookup(RangeState& s, PeerLink& link, int r);
 inline int peer_slot(RangeState& s, int r) {
   PeerLink& link = s.peer(r);
   return link.slot >= 0 ? link.slot : peer_slot_lookup(s, link, r);
+}
+// Whether s's rank r is known to send under `slot` (a peer's slot is forgotten when the peer
+// reuses it for another communicator).
+inline bool peer_sends_under(const RangeState& s, int r, int slot) {
+  const PeerLink* link = s.peers.find(r);
+  return link != nullptr && link->slot == slot;
 }
 // The lane communicator and tag of a message from s's rank r sent under `slot`.
 inline void receive_envelope(const RangeState& s, int slot, TagLayout::Kind kind, int payload,
