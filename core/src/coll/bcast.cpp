@@ -339,7 +339,7 @@ bool direct_bcast_envelopes(detail::RangeState& s, int root, DirectBcast* d) {
                              &d->recv_tag);
   }
   d->children = links.children;
-  MPI_Comm lane = MPI_COMM_NULL;
+  MPI_Comm lane = MPI_COMM_NULL;  // s.send_lane
   for (int i = 0; i < links.children; ++i) {
     if (!detail::fast_send_envelope(s, links.child[i], detail::TagLayout::collective, seq, &lane,
                                     &d->send_tag))
