@@ -357,13 +357,11 @@ bool direct_tree_bcast(detail::RangeState& s, void* buf, int count, MPI_Datatype
   if (!detail::direct_tree_ready(s)) return false;
   DirectBcast fresh;
   DirectBcast& d = predefined ? g_direct_bcast : fresh;
-  const detail::RangeState*& remembered = detail::g_remembered_states[detail::kRememberedBcast];
-  if (predefined) remembered = nullptr;  // until d is complete
+  if (predefined) detail::forget(detail::kRememberedBcast);
   if (!direct_bcast_envelopes(s, root, &d)) return false;
   if (predefined) {
-    d.generation = detail::g_tuning_generation;
     d.type = type, d.count = count, d.root = root;
-    remembered = &s;
+    detail::remember(detail::kRememberedBcast, s, &d.generation);
   }
   *rc = direct_bcast(s, d, buf, count, type);
   return true;

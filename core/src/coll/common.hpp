@@ -154,6 +154,14 @@ inline bool direct_tree_ready(const RangeState& s) {
 // process sent stay. Kept only for predefined types, whose handles are never reused.
 enum RememberingCollective { kRememberedBcast = 0, kRememberedGather = 1 };
 static_assert(kRememberedGather < kRememberingCollectives);
+// Drops what `who` keeps, before its envelopes are overwritten.
+inline void forget(RememberingCollective who) { g_remembered_states[who] = nullptr; }
+// Keeps `who`'s envelopes, just made complete on s, for the same call again under the current
+// tuning generation (stored in *generation).
+inline void remember(RememberingCollective who, const RangeState& s, unsigned* generation) {
+  *generation = g_tuning_generation;
+  g_remembered_states[who] = &s;
+}
 // Whether s is the state `who` keeps envelopes for, they are of the current tuning generation
 // `generation`, and a direct tree could run on s now.
 inline bool remembered_and_ready(const RangeState* s, RememberingCollective who,

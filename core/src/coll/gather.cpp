@@ -103,12 +103,13 @@ void add_tree_member(Plan& s, const void* sendbuf, int sendcount, MPI_Datatype s
 struct DirectGather {
   unsigned generation = 0;
   int root = 0;
-  bool is_root = false, in_place = false;  // in_place: the root's sendbuf is MPI_IN_PLACE
+  bool in_place = false;  // the root's sendbuf is MPI_IN_PLACE
   int sendcount = 0, recvcount = 0;
   MPI_Datatype sendtype = MPI_DATATYPE_NULL, recvtype = MPI_DATATYPE_NULL;
   detail::TypeFacts t;  // of the type blocks are counted in: recvtype at the root, else sendtype
   long long own_bytes = -1;  // the root's own block as bytes to copy, -1: through local_copy
-  int v = 0, span = 1;       // this process's rank relative to the root; its subtree's blocks
+  int v = 0;                 // this process's rank relative to the root (0: the root)
+  int span = 1;              // its subtree's blocks
   int children = 0;          // nearest first: range rank, its slot, its rank in the lane, tag, lane
   int child[detail::kMaxRelayTargets], slot[detail::kMaxRelayTargets];
   int from[detail::kMaxRelayTargets], tag[detail::kMaxRelayTargets];
@@ -165,7 +166,7 @@ int direct_gather_root(const DirectGather& d, int seq, const void* sendbuf, void
 int direct_gather(detail::RangeState& s, const DirectGather& d, const void* sendbuf,
                   void* recvbuf) {
   const int seq = detail::next_collective_seq(s);
-  if (d.is_root) return direct_gather_root(d, seq, sendbuf, recvbuf);
+  if (d.v == 0) return direct_gather_root(d, seq, sendbuf, recvbuf);
   if (d.span == 1)
     return MPI_Send(sendbuf, d.sendcount, d.sendtype, d.to, d.up_tag | seq, s.send_lane);
   return direct_gather_inner(s, d, seq, sendbuf);
@@ -182,7 +183,7 @@ bool repeats_direct_gather(const detail::RangeState* s, const void* sendbuf, int
   const bool in_place = sendbuf == MPI_IN_PLACE;  // the root's only: elsewhere an error
   if (in_place != d.in_place || (!in_place && (sendcount != d.sendcount || sendtype != d.sendtype)))
     return false;
-  if (d.is_root && (recvbuf == MPI_IN_PLACE || recvcount != d.recvcount || recvtype != d.recvtype))
+  if (d.v == 0 && (recvbuf == MPI_IN_PLACE || recvcount != d.recvcount || recvtype != d.recvtype))
     return false;
   for (int k = 0; k < d.children; ++k)
     if (!detail::peer_sends_under(*s, d.child[k], d.slot[k])) return false;
@@ -238,20 +239,16 @@ bool direct_gather_envelopes(detail::RangeState& s, int root, DirectGather* d) {
       t.predefined && (!is_root || in_place || detail::type_facts(sendtype).predefined);
   DirectGather fresh;
   DirectGather& d = keep ? g_direct_gather : fresh;
-  const detail::RangeState*& remembered = detail::g_remembered_states[detail::kRememberedGather];
-  if (keep) remembered = nullptr;  // until d is complete
+  if (keep) detail::forget(detail::kRememberedGather);
   if (!direct_gather_envelopes(s, root, &d)) return false;
-  d.root = root, d.is_root = is_root, d.in_place = in_place;
+  d.root = root, d.in_place = in_place;
   d.sendcount = sendcount, d.sendtype = sendtype, d.recvcount = recvcount, d.recvtype = recvtype;
   d.t = t;
   d.own_bytes =
       is_root && !in_place && sendtype == recvtype && sendcount <= recvcount && t.contiguous()
           ? static_cast<long long>(sendcount) * t.size
           : -1;
-  if (keep) {
-    d.generation = detail::g_tuning_generation;
-    remembered = &s;
-  }
+  if (keep) detail::remember(detail::kRememberedGather, s, &d.generation);
   *rc = direct_gather(s, d, sendbuf, recvbuf);
   return true;
 }
