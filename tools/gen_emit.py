@@ -65,7 +65,7 @@ def _progress_rule(f):
     elif f.progress == 'poll':
         body = '  rcshim::progress_before_poll();\n  return rc_real.{}({});\n'.format(f.name, f.args())
     else:
-        body = '  return rcshim::with_progress_thread([&] {{ return rc_real.{}({}); }});\n'.format(
+        body = '  return rcshim::while_inside_mpi([&] {{ return rc_real.{}({}); }});\n'.format(
             f.name, f.args())
     return 'extern "C" {} {{\n{}}}\n'.format(f.decl('rc_blocking_' + f.name), body)
 

@@ -103,6 +103,7 @@ def twin_name(name):
 # blocking ones above (progress rule) and these, whose effects the semantics half must see.
 _EXTRA_WRAPPED = {
     'Init', 'Init_thread', 'Finalize',
+    'Query_thread',  # the level the program asked for, where the library asked MPI for more
     'Comm_create_keyval', 'Comm_free_keyval', 'Keyval_create', 'Keyval_free',
     'Comm_create_errhandler', 'Errhandler_create', 'Errhandler_free',
     'Error_string',  # the library's messages (MPICH 4.0 does not return added strings)

@@ -11,6 +11,7 @@
 namespace rcshim {
 
 bool g_threaded = false;
+bool g_guarded = false;
 
 namespace {
 
@@ -51,6 +52,13 @@ void reacquire_library(int depth) {
   g_mutex.lock();
   g_owner.store(std::this_thread::get_id(), std::memory_order_relaxed);
   g_depth = depth;
+}
+
+bool try_lock_library() {
+  if (held_here() || !g_mutex.try_lock()) return false;
+  g_owner.store(std::this_thread::get_id(), std::memory_order_relaxed);
+  g_depth = 1;
+  return true;
 }
 
 void pause_library() {

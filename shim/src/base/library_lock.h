@@ -5,12 +5,20 @@
 // calls pause_library()), so a thread blocked on one communicator never stops another thread's
 // calls. A thread that calls into MPI where MPI may block on other processes (a real collective for
 // the fallback communicator, an agreement on a real parent) releases it for that call (Unlocked).
-// Below MPI_THREAD_MULTIPLE all of this is one predictable branch on a flag set at MPI_Init.
+// Below MPI_THREAD_MULTIPLE all of this is one predictable branch on two flags, except while
+// the library is advanced from inside a blocking MPI call (g_guarded).
 #pragma once
 
 namespace rcshim {
 
-extern bool g_threaded;  // MPI_THREAD_MULTIPLE: set once at MPI_Init, before any thread runs
+extern bool g_threaded;  // the program asked for MPI_THREAD_MULTIPLE: set once at MPI_Init
+// Set while a program that did not ask for threads is inside an MPI call during which the
+// library is advanced from inside MPI (MPI's progress callback on this thread, or a helper
+// thread: requests/progress_rule.h). MPI may enter the library's paths from inside that call
+// (callbacks, ROMIO's calls on library communicators), and those then take the lock too. Only
+// the program's thread writes or reads it.
+extern bool g_guarded;
+inline bool lock_active() { return g_threaded || g_guarded; }
 
 // Recursive: a locked path may call another one (MPI_Comm_dup on a fake handle copies
 // attributes through MPI calls that come back into the library).
@@ -19,24 +27,30 @@ void unlock_library();
 // Releases the lock entirely when this thread holds it; returns how deep it was held (0: not).
 int release_library();
 void reacquire_library(int depth);
+// Takes the lock only if no thread holds it, this one included: for MPI's progress callback,
+// which must not enter the library from inside the library's own MPI calls.
+bool try_lock_library();
 // Between two polls of a wait: lets other threads into the library.
 void pause_library();
 
 class Locked {
  public:
-  Locked() {
-    if (g_threaded) lock_library();
+  Locked() : locked_(lock_active()) {
+    if (locked_) lock_library();
   }
   ~Locked() {
-    if (g_threaded) unlock_library();
+    if (locked_) unlock_library();
   }
   Locked(const Locked&) = delete;
   Locked& operator=(const Locked&) = delete;
+
+ private:
+  bool locked_;
 };
 
 class Unlocked {
  public:
-  Unlocked() : depth_(g_threaded ? release_library() : 0) {}
+  Unlocked() : depth_(lock_active() ? release_library() : 0) {}
   ~Unlocked() {
     if (depth_ > 0) reacquire_library(depth_);
   }

@@ -24,6 +24,7 @@ namespace {
 //    still use and free (PETSc frees its inner communicators there), then core closes its
 //    channels (core/src/comm/attach.cpp).
 int shut_down_requests(MPI_Comm, int, void*, void*) {
+  Locked locked;  // MPI calls this from inside MPI_Finalize, where the library may be advanced
   if (g_report) print_report();
   finish_detached();
   request_table().for_each([](std::uint32_t, FakeRequest& r) { r.inner = rangecomm::Request(); });
@@ -32,6 +33,7 @@ int shut_down_requests(MPI_Comm, int, void*, void*) {
 }
 
 int shut_down(MPI_Comm, int, void*, void*) {
+  Locked locked;
   std::vector<MPI_Comm> live;
   comm_table().for_each(
       [&](std::uint32_t i, FakeComm&) { live.push_back(rc_fake_comm_handle(i)); });
@@ -39,6 +41,7 @@ int shut_down(MPI_Comm, int, void*, void*) {
   drop_spare_range();
   free_hint_snapshots();
   detach_roots();
+  remove_progress_hook();
   return MPI_SUCCESS;
 }
 
@@ -58,11 +61,16 @@ void keep_nonblocking_progress() {
 #endif
 }
 
+// The thread level the program asked for, where the library asked MPI for more (or -1): what
+// MPI_Init_thread and MPI_Query_thread tell the program.
+int g_program_level = -1;
+
 // Collective over MPI_COMM_WORLD; called right after the real MPI_Init.
 int attach_world() {
   int provided = MPI_THREAD_SINGLE;
   MPI_Query_thread(&provided);
-  if (provided == MPI_THREAD_MULTIPLE) {  // threads may call the library at once (library_lock.h)
+  int program = g_program_level >= 0 ? g_program_level : provided;
+  if (program == MPI_THREAD_MULTIPLE) {  // threads may call the library at once (library_lock.h)
     g_threaded = true;
     rangecomm::Set_threaded(pause_library);
     keep_nonblocking_progress();
@@ -88,24 +96,52 @@ int attach_world() {
 }  // namespace rcshim
 
 namespace {
-// RANGECOMM_SHIM_THREAD_MULTIPLE=1 asks MPI for MPI_THREAD_MULTIPLE whatever the program asks,
-// so that blocking collectives on real communicators can advance range operations
-// (progress_rule.h). It is opt-in: MPI's locking then slows every call down.
-int thread_level(int required) {
+
+// The level to ask of MPI for a program that asks for `required`. Under the acceleration modes
+// the program's own communicators are the library's, and a blocking call on real handles must
+// advance them (progress_rule.h): where MPI has no progress callback for that (MPICH), a helper
+// thread does it, which needs MPI_THREAD_MULTIPLE, so the library asks for it then. MPICH's
+// single-threaded calls cost the same at that level (docs/shim-design.md has the figures).
+// RANGECOMM_SHIM_THREAD_MULTIPLE=1 asks for it in every mode. The program is told the level it
+// would have had (MPICH provides every level it is asked for).
+int level_to_ask(int required) {
   const char* v = std::getenv("RANGECOMM_SHIM_THREAD_MULTIPLE");
-  return v != nullptr && v[0] == '1' ? MPI_THREAD_MULTIPLE : required;
+  rcshim::read_mode();
+  bool raise = (v != nullptr && v[0] == '1') ||
+               (rcshim::g_accelerate && !rcshim::progress_hook_available());
+  return raise ? MPI_THREAD_MULTIPLE : required;
 }
+
+int told(int required, int provided) { return provided < required ? provided : required; }
+
 }  // namespace
 
 extern "C" int rc_hand_MPI_Init(int* argc, char*** argv) {
+  int level = level_to_ask(MPI_THREAD_SINGLE);
+  if (level == MPI_THREAD_SINGLE) {
+    int rc = MPI_Init(argc, argv);
+    return rc == MPI_SUCCESS ? rcshim::attach_world() : rc;
+  }
   int provided = MPI_THREAD_SINGLE;
-  int level = thread_level(MPI_THREAD_SINGLE);
-  int rc = level == MPI_THREAD_SINGLE ? MPI_Init(argc, argv)
-                                      : MPI_Init_thread(argc, argv, level, &provided);
-  return rc == MPI_SUCCESS ? rcshim::attach_world() : rc;
+  int rc = MPI_Init_thread(argc, argv, level, &provided);
+  if (rc != MPI_SUCCESS) return rc;
+  rcshim::g_program_level = MPI_THREAD_SINGLE;
+  return rcshim::attach_world();
 }
 
 extern "C" int rc_hand_MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
-  int rc = MPI_Init_thread(argc, argv, thread_level(required), provided);
-  return rc == MPI_SUCCESS ? rcshim::attach_world() : rc;
+  int level = level_to_ask(required);
+  int rc = MPI_Init_thread(argc, argv, level, provided);
+  if (rc != MPI_SUCCESS) return rc;
+  if (level != required) {
+    *provided = told(required, *provided);
+    rcshim::g_program_level = *provided;
+  }
+  return rcshim::attach_world();
+}
+
+extern "C" int rc_hand_MPI_Query_thread(int* provided) {
+  if (rcshim::g_program_level < 0) return MPI_Query_thread(provided);
+  *provided = rcshim::g_program_level;
+  return MPI_SUCCESS;
 }

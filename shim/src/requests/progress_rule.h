@@ -38,27 +38,59 @@ inline void progress_before_poll() {
   if (!progress_rule_disabled()) progress_locked();
 }
 
+// MPI's own progress loop calling the library (progress_hook.cpp): Open MPI runs the functions
+// registered with opal_progress_register in every call that waits, and the library registers
+// one, found at run time, the first time a call below needs it. Other MPIs have none.
+bool progress_hook_available();
+// While one lives, the callback advances the library when MPI's progress loop runs on any
+// thread that is not inside the library itself.
+class InsideMpi {
+ public:
+  InsideMpi();
+  ~InsideMpi();
+  InsideMpi(const InsideMpi&) = delete;
+  InsideMpi& operator=(const InsideMpi&) = delete;
+
+ private:
+  bool guarded_;  // g_guarded before (programs without threads)
+};
+// At MPI_Finalize, before MPI ends: takes the callback out of MPI's loop.
+void remove_progress_hook();
+
 // A call with no such twin (a blocking collective never matches a nonblocking one; creation,
-// files, windows): runs call(); meanwhile, if range operations need progress and MPI allows a
-// second thread in it, a helper thread keeps calling core's progress. Core is never entered by
-// both threads at once: the caller is inside MPI (not core) until call() returns, and the
-// helper is joined before this returns. Without MPI_THREAD_MULTIPLE these calls do not advance
-// range operations.
+// files, windows, MPI_Finalize) runs as it is, and range operations move on from inside it:
+// - where MPI has a progress callback, MPI's own waiting advances them on the calling thread;
+// - otherwise, where MPI allows a second thread in it (MPI_THREAD_MULTIPLE, which the library
+//   asks of MPI under the acceleration modes: entry/lifecycle.cpp), a helper thread advances
+//   them until call() returns;
+// - otherwise (an MPI without a callback, below MPI_THREAD_MULTIPLE: MPICH in mode off) they
+//   wait until the call returns.
+// Either way the library is entered by one thread at a time: the lock is taken by the callback
+// and the helper, and by the library's own paths that MPI enters from inside call() (g_guarded).
 template <class Call>
-int with_progress_thread(Call call) {
-  if (!mpi_thread_multiple() || progress_rule_disabled() || !rangecomm::Progress_needed())
+int while_inside_mpi(Call call) {
+  if (progress_rule_disabled() || !rangecomm::Progress_needed()) return call();
+  if (progress_hook_available()) {
+    InsideMpi inside;
     return call();
+  }
+  if (!mpi_thread_multiple()) return call();
+  bool guarded = !g_threaded && g_guarded;
+  if (!g_threaded) g_guarded = true;
   std::atomic<bool> done{false};
   std::thread helper([&done] {
     rangecomm::Backoff backoff;
     while (!done.load(std::memory_order_acquire) && rangecomm::Progress_needed()) {
-      progress_locked();
+      lock_library();
+      rangecomm::Progress();
+      unlock_library();
       backoff.pause();
     }
   });
   int rc = call();
   done.store(true, std::memory_order_release);
   helper.join();
+  if (!g_threaded) g_guarded = guarded;
   return rc;
 }
 
