@@ -6,19 +6,95 @@ per-rank transcripts of the three runs must be identical; in 'fatal' mode every 
 that the erroneous call returned.
 
 Usage: run_shim_test.py run|compare|fatal NP PLAIN LINKED LIBRANGECOMM -- MPIEXEC [ARGS...]
+
+A hang is a failure with evidence: when the runs have not finished RANGECOMM_TEST_WATCHDOG
+seconds (default 100, within meson's 120) after the driver started, it prints the stack of every
+thread of every process of the job still running (gdb), then ends the job.
 """
 
 import os
+import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
+
+DEADLINE = time.monotonic() + float(os.environ.get('RANGECOMM_TEST_WATCHDOG', '100'))
+LAUNCHERS = {'mpiexec', 'mpirun', 'orterun', 'prterun', 'prted', 'orted', 'hydra_pmi_proxy',
+             'mpiexec.hydra', 'mpiexec.mpich', 'mpiexec.openmpi', 'mpirun.openmpi', 'env'}
+
+
+def descendants(root):
+    """The processes below root, from /proc: (pid, command name) in pid order."""
+    children = {}
+    for entry in os.listdir('/proc'):
+        if not entry.isdigit():
+            continue
+        try:
+            with open('/proc/%s/stat' % entry) as f:
+                stat = f.read()
+        except OSError:
+            continue
+        name = stat[stat.index('(') + 1:stat.rindex(')')]
+        ppid = int(stat[stat.rindex(')') + 2:].split()[1])
+        children.setdefault(ppid, []).append((int(entry), name))
+    found, todo = [], [root]
+    while todo:
+        for pid, name in children.get(todo.pop(), []):
+            found.append((pid, name))
+            todo.append(pid)
+    return sorted(found)
+
+
+def print_stacks(root):
+    """Every thread's stack of each process of the job that is not a launcher."""
+    gdb = shutil.which('gdb')
+    for pid, name in descendants(root):
+        if name in LAUNCHERS or name.startswith('python'):
+            continue
+        print('---- stacks of process %d (%s)' % (pid, name), flush=True)
+        if gdb is None:
+            print('(no gdb on this machine)', flush=True)
+            continue
+        try:
+            subprocess.run([gdb, '-q', '-batch', '-p', str(pid), '-ex', 'thread apply all bt 30'],
+                           timeout=20, stdin=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired:
+            print('(gdb did not answer within 20 s)', flush=True)
+
+
+def run_watched(cmd, env, label, **kwargs):
+    """subprocess.run under the watchdog; None when it hung (stacks printed, job ended)."""
+    proc = subprocess.Popen(cmd, env=env, start_new_session=True, **kwargs)
+    try:
+        out, err = proc.communicate(timeout=max(1.0, DEADLINE - time.monotonic()))
+        return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+    except subprocess.TimeoutExpired:
+        print('HUNG:', label, 'had not finished when the watchdog ran out; the stacks of its'
+              ' processes follow', flush=True)
+        print_stacks(proc.pid)
+        for pid, _ in descendants(proc.pid):  # ranks a launcher put in groups of their own too
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        for text in (out, err):
+            if text:
+                print(text if isinstance(text, str) else text.decode(errors='replace'))
+        return None
 
 
 def run(label, mpiexec, np, command, expect, transcript):
     env = dict(os.environ, SHIM_EXPECT=expect, SHIM_TRANSCRIPT=transcript)
     cmd = mpiexec + ['-n', str(np)] + command
     print('==', label + ':', ' '.join(cmd), flush=True)
-    result = subprocess.run(cmd, env=env)
+    result = run_watched(cmd, env, label)
+    if result is None:
+        print('FAILED:', label, 'hung', flush=True)
+        return False
     if result.returncode != 0:
         print('FAILED:', label, 'exited with', result.returncode, flush=True)
         return False
@@ -31,8 +107,11 @@ FATAL_MESSAGE = 'rangecomm: fatal error on range communicator'
 def run_fatal(label, mpiexec, np, command):
     cmd = mpiexec + ['-n', str(np)] + command
     print('==', label + ' (must abort):', ' '.join(cmd), flush=True)
-    result = subprocess.run(cmd, env=dict(os.environ, SHIM_EXPECT='shim'), capture_output=True,
-                            text=True, timeout=60)
+    result = run_watched(cmd, dict(os.environ, SHIM_EXPECT='shim'), label, text=True,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if result is None:
+        print('FAILED:', label, 'hung', flush=True)
+        return False
     output = result.stdout + result.stderr
     print(output, flush=True)
     problems = []
