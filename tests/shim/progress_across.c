@@ -26,8 +26,8 @@ static const char *send_names[SENDS] = {"8 MiB MPI_Send to a receive from rank 1
 /* The call on real handles in which rank 0 waits. */
 enum { ALLREDUCE, BARRIER, BCAST, WAIT, PROBE, WIN_FENCE, FILE_WRITE_AT_ALL, CALLS };
 static const char *call_names[CALLS] = {
-    "MPI_Allreduce", "MPI_Barrier", "MPI_Bcast", "MPI_Wait", "MPI_Probe", "MPI_Win_fence",
-    "MPI_File_write_at_all"};
+    "MPI_Allreduce", "MPI_Barrier",          "MPI_Bcast", "MPI_Wait", "MPI_Probe",
+    "MPI_Win_fence", "MPI_File_write_at_all"};
 
 static MPI_Win window;
 static int window_memory[8];
@@ -72,10 +72,10 @@ static int real_call(int call, int rank, int size) {
       if (rank == 0) result = window_memory[0] + window_memory[1];
       break;
     case FILE_WRITE_AT_ALL:
-      CHECK_MPI(MPI_File_write_at_all(file, (MPI_Offset)rank * (MPI_Offset)sizeof value, &value,
-                                      1, MPI_INT, &status));
-      CHECK_MPI(MPI_File_read_at_all(file, (MPI_Offset)rank * (MPI_Offset)sizeof value, &result,
-                                     1, MPI_INT, &status));
+      CHECK_MPI(MPI_File_write_at_all(file, (MPI_Offset)rank * (MPI_Offset)sizeof value, &value, 1,
+                                      MPI_INT, &status));
+      CHECK_MPI(MPI_File_read_at_all(file, (MPI_Offset)rank * (MPI_Offset)sizeof value, &result, 1,
+                                     MPI_INT, &status));
       break;
   }
   return result;
@@ -144,8 +144,8 @@ int main(int argc, char **argv) {
   }
   CHECK_MPI(MPI_Bcast(path, sizeof path, MPI_CHAR, 0, MPI_COMM_WORLD));
   CHECK_MPI(MPI_File_open(MPI_COMM_WORLD, path,
-                          MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE,
-                          MPI_INFO_NULL, &file));
+                          MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE, MPI_INFO_NULL,
+                          &file));
 
   for (int send = 0; send < SENDS && size >= 2; ++send)
     for (int call = 0; call < CALLS; ++call) scenario(send, call, rank, size);

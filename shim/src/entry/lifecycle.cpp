@@ -107,8 +107,8 @@ namespace {
 int level_to_ask(int required) {
   const char* v = std::getenv("RANGECOMM_SHIM_THREAD_MULTIPLE");
   rcshim::read_mode();
-  bool raise = (v != nullptr && v[0] == '1') ||
-               (rcshim::g_accelerate && !rcshim::progress_hook_available());
+  bool raise =
+      (v != nullptr && v[0] == '1') || (rcshim::g_accelerate && !rcshim::progress_hook_available());
   return raise ? MPI_THREAD_MULTIPLE : required;
 }
 
