@@ -7,6 +7,7 @@ packages=(
   g++ pkg-config meson ninja-build python3
   mpich libmpich-dev openmpi-bin libopenmpi-dev
   catch2
+  gdb                 # a hung test prints its processes' stacks (tests/harness/stack_dump.h)
   cmake               # the install test builds docs/examples with find_package(rangecomm)
   gfortran            # and the Fortran example (Debian 13's MPI does not pull it in)
   libcli11-dev nlohmann-json3-dev  # options and JSON output of the benchmark drivers

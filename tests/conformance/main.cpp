@@ -16,6 +16,7 @@
 #include <cstring>
 #include <string>
 
+#include "../harness/stack_dump.h"
 #include "conformance.hpp"
 
 namespace conf {
@@ -271,6 +272,7 @@ void on_alarm(int) {
                    "conformance: the time limit ran out at case %ld, this rank was %s (%s)\n",
                    (long)g_case, kPhases[g_phase], g_alarm_text);
   if (n > 0) (void)!write(2, buf, (size_t)n);
+  stack_dump_print();
   _exit(3);
 }
 
@@ -326,6 +328,9 @@ int main(int argc, char** argv) {
 
   long limit = arg_or_env(argc, argv, "--time-limit", "MPITEST_TIME_LIMIT", 0);
   long case_limit = arg_or_env(argc, argv, "--case-time-limit", "CONFORMANCE_CASE_TIME_LIMIT", 0);
+  char label[32];
+  snprintf(label, sizeof label, "rank %d", wr);
+  stack_dump_prepare(label);
   signal(SIGALRM, on_alarm);
   snprintf(g_alarm_text, sizeof g_alarm_text,
            "seed %llu; rerun it alone: --seed %llu --first <case> --cases 1 --verbose",

@@ -6,6 +6,7 @@
 #define MPITEST_CATCH_IMPLEMENTATION
 #include <mpi.h>
 #include "catch.hpp"
+#include "stack_dump.h"
 
 #include <unistd.h>
 
@@ -174,10 +175,11 @@ int run_catch(int argc, char* argv[]) {
 
 // A hung job is killed from outside: meson kills mpiexec, and what the ranks would have printed
 // is lost. So each rank stops itself after $MPITEST_TIME_LIMIT seconds, a little before that:
-// the alarm becomes a SIGTERM, which Catch reports as a failure of the test case running then.
-// Ranks waiting between test cases for the others wait two seconds more, so that the rank stuck
-// inside a test case reports first.
-char time_limit_note[96];
+// the alarm prints every thread's stack of this rank (stack_dump.h), then becomes a SIGTERM,
+// which Catch reports as a failure of the test case running then. Ranks waiting between test
+// cases for the others wait two seconds more, so that the rank stuck inside a test case reports
+// first.
+char time_limit_note[128];
 
 void on_time_limit(int) {
   static volatile std::sig_atomic_t deferred = 0;
@@ -187,6 +189,7 @@ void on_time_limit(int) {
     return;
   }
   (void)!write(STDERR_FILENO, time_limit_note, std::strlen(time_limit_note));
+  stack_dump_print();
   std::raise(SIGTERM);
 }
 
@@ -194,8 +197,13 @@ void arm_time_limit() {
   const char* limit = std::getenv("MPITEST_TIME_LIMIT");
   const int seconds = limit ? std::atoi(limit) : 0;
   if (seconds <= 0) return;
-  std::snprintf(time_limit_note, sizeof time_limit_note,
-                "[rank %d] mpitest: MPITEST_TIME_LIMIT of %d s reached, stopping\n", rank, seconds);
+  char label[32];
+  std::snprintf(label, sizeof label, "rank %d", rank);
+  stack_dump_prepare(label);
+  std::snprintf(
+      time_limit_note, sizeof time_limit_note,
+      "[rank %d] mpitest: MPITEST_TIME_LIMIT of %d s reached; its stacks, then stopping\n", rank,
+      seconds);
   std::signal(SIGALRM, on_time_limit);
   alarm(static_cast<unsigned>(seconds));
 }
