@@ -7,9 +7,10 @@
 // - The parent's identity: the world has one; another real communicator gets a mirror, an
 //   identity its members agree on in one all-reduction over it, at its first creation
 //   collective over it (agree_mirror), and keeps it until MPI frees it.
-// - MPI_Comm_dup(_with_info), MPI_Comm_create, MPI_Comm_create_group, MPI_Comm_idup: no
-//   message (create_group and idup of a real parent without a mirror agree on a number:
-//   one all-reduction over the group or the parent). MPI_Comm_split and
+// - MPI_Comm_idup: no message. MPI_Comm_dup(_with_info), MPI_Comm_create,
+//   MPI_Comm_create_group: no message to make them, then one barrier that keeps MPI's order
+//   around the call (keep_order). Create_group and idup of a real parent without a mirror
+//   agree on a number: one all-reduction over the group or the parent. MPI_Comm_split and
 //   MPI_Comm_split_type(MPI_COMM_TYPE_SHARED): one exchange of colours and keys (host names).
 //   The results are ranges, or general groups when their members are not evenly spaced.
 // Other creation calls, other split types and parents that do not map into the world stay with
@@ -25,6 +26,7 @@
 #include "comms/split.h"
 #include "handles/errors.h"
 #include "handles/handles.h"
+#include "rangecomm/collectives.hpp"
 #include "rangecomm/embedding.hpp"
 #include "requests/requests.h"
 #include "world/roots.h"
@@ -371,6 +373,33 @@ int null_result(MPI_Comm comm, const char* fn) {
 #endif
 }
 
+// MPI_Comm_dup, MPI_Comm_create and MPI_Comm_create_group synchronise in every MPI: their
+// members agree on a context id, so none returns before all have entered the call. Programs
+// rely on that order: a message a member sends on the parent after the call never reaches a
+// probe or receive another member finished before entering it (DOLFINx runs its NBX edge
+// discovery again on the same communicator and tag right after a dup;
+// tests/shim/creation_order.c). The library makes these communicators without a message, so
+// one barrier restores the order: over the new communicator for a dup and a create_group (its
+// members are the callers), over the parent for a create (every parent member calls it), the
+// library's on a library communicator and MPI's on a real one. The library's own MPIX_ calls
+// stay local.
+int keep_order(Creation call, MPI_Comm parent, MPI_Comm made) {
+  switch (call) {
+    case Creation::dup:
+    case Creation::dup_with_info:
+    case Creation::create_group:
+      return made == MPI_COMM_NULL ? MPI_SUCCESS : rangecomm::Barrier(find_comm(made)->range);
+    case Creation::create:
+      if (rc_is_fake_comm(parent)) return rangecomm::Barrier(find_comm(parent)->range);
+      {
+        Unlocked unlocked;  // MPI may block here until other processes' threads arrive
+        return rangecomm::Progress_needed() ? rc_blocking_MPI_Barrier(parent) : MPI_Barrier(parent);
+      }
+    default:
+      return MPI_SUCCESS;
+  }
+}
+
 // The path of every creation from a parent communicator, each step a callable:
 // - library(&made, &why): the creation on a library communicator (made true and why
 //   Why::count beforehand; a step that leaves the result to MPI says so and why);
@@ -378,8 +407,8 @@ int null_result(MPI_Comm comm, const char* fn) {
 //   where the library can make it;
 // - mpi(): MPI's own call, under the progress rule (rc_mpi_MPI_X).
 // MPI makes the rest; with replace_mpis its result becomes the library's under the acceleration
-// modes (split types the library cannot compute). Each outcome is counted for RANGECOMM_REPORT
-// with the reason (report.h).
+// modes (split types the library cannot compute). What the library makes keeps MPI's order
+// (keep_order). Each outcome is counted for RANGECOMM_REPORT with the reason (report.h).
 template <class Library, class Accelerated, class Mpi>
 int create_from_parent(Creation call, const char* fn, MPI_Comm comm, MPI_Comm* newcomm,
                        Library library, Accelerated accelerated, Mpi mpi,
@@ -390,6 +419,7 @@ int create_from_parent(Creation call, const char* fn, MPI_Comm comm, MPI_Comm* n
     bool made = true;
     Why why = Why::count;
     int rc = library(&made, &why);
+    if (made && rc == MPI_SUCCESS) rc = keep_order(call, comm, *newcomm);
     return reported(call, made, why, rc, newcomm);
   }
   Why why = Why::mode_off;
@@ -398,6 +428,7 @@ int create_from_parent(Creation call, const char* fn, MPI_Comm comm, MPI_Comm* n
     Locked locked;
     bool made = false;
     int rc = accelerated(&made, &why);
+    if (made && rc == MPI_SUCCESS) rc = keep_order(call, comm, *newcomm);
     if (made || rc != MPI_SUCCESS) return reported(call, true, why, rc, newcomm);
   }
   int rc = MPI_SUCCESS;
