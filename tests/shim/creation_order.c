@@ -11,12 +11,13 @@
  *
  * Plain MPI, compared with a native run in every mode: the rounds run on a duplicate of
  * MPI_COMM_WORLD (a library communicator under the acceleration modes) and on MPI_COMM_WORLD,
- * with MPI_Comm_dup, MPI_Comm_create and MPI_Comm_create_group between rounds. */
+ * with MPI_Comm_dup, MPI_Comm_create, MPI_Comm_create_group and MPI_Comm_idup (waited for)
+ * between rounds. */
 #include "shim_check.h" /* first: it asks for _GNU_SOURCE */
 
 #include <unistd.h>
 
-enum { ROUNDS = 12, TAG = 7 };
+enum { ROUNDS = 16, TAG = 7 };
 
 static void nbx_round(MPI_Comm comm, int round, int rank, int size) {
   int targets[2], count = 0;
@@ -61,7 +62,8 @@ static void nbx_round(MPI_Comm comm, int round, int rank, int size) {
 static void create_between(MPI_Comm comm, int round) {
   MPI_Comm made = MPI_COMM_NULL;
   MPI_Group group;
-  switch (round % 3) {
+  MPI_Request request;
+  switch (round % 4) {
     case 0:
       CHECK_MPI(MPI_Comm_dup(comm, &made));
       break;
@@ -74,6 +76,10 @@ static void create_between(MPI_Comm comm, int round) {
       CHECK_MPI(MPI_Comm_group(comm, &group));
       CHECK_MPI(MPI_Comm_create_group(comm, group, round, &made));
       CHECK_MPI(MPI_Group_free(&group));
+      break;
+    case 3:
+      CHECK_MPI(MPI_Comm_idup(comm, &made, &request));
+      CHECK_MPI(MPI_Wait(&request, MPI_STATUS_IGNORE));
       break;
   }
   CHECK_MPI(MPI_Comm_free(&made));

@@ -7,8 +7,8 @@
 // - The parent's identity: the world has one; another real communicator gets a mirror, an
 //   identity its members agree on in one all-reduction over it, at its first creation
 //   collective over it (agree_mirror), and keeps it until MPI frees it.
-// - MPI_Comm_idup: no message. MPI_Comm_dup(_with_info), MPI_Comm_create,
-//   MPI_Comm_create_group: no message to make them, then one barrier that keeps MPI's order
+// - MPI_Comm_dup(_with_info), MPI_Comm_create, MPI_Comm_create_group, MPI_Comm_idup: no
+//   message to make them, then one barrier (nonblocking for idup) that keeps MPI's order
 //   around the call (keep_order). Create_group and idup of a real parent without a mirror
 //   agree on a number: one all-reduction over the group or the parent. MPI_Comm_split and
 //   MPI_Comm_split_type(MPI_COMM_TYPE_SHARED): one exchange of colours and keys (host names).
@@ -328,7 +328,7 @@ int accelerated_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request, boo
   if (p.self != nullptr)
     return start_creation(comm, "MPI_Comm_idup", newcomm, request,
                           [&](rangecomm::Comm* out, rangecomm::Request* r) {
-                            return rangecomm::Icomm_dup(*p.self, out, r);
+                            return idup_in_order(*p.self, out, r);
                           });
   std::vector<int> members(static_cast<size_t>(p.size));
   for (int i = 0; i < p.size; ++i) members[i] = p.in_range(i);

@@ -15,6 +15,7 @@
 #include "handles/errors.h"
 #include "handles/handles.h"
 #include "operations/p2p_support.h"
+#include "rangecomm/collectives.hpp"
 #include "rangecomm/embedding.hpp"
 #include "requests/requests.h"
 
@@ -37,6 +38,12 @@ int start_creation(MPI_Comm comm, const char* fn, MPI_Comm* newcomm, MPI_Request
     return MPI_SUCCESS;
   };
   return MPI_SUCCESS;
+}
+
+int idup_in_order(const rangecomm::Comm& of, rangecomm::Comm* out, rangecomm::Request* request) {
+  rangecomm::Request made;  // complete at once
+  if (int rc = rangecomm::Icomm_dup(of, out, &made)) return rc;
+  return rangecomm::Ibarrier(*out, request);
 }
 
 namespace {
@@ -84,15 +91,15 @@ extern "C" int rc_fake_MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_
 }
 
 // The handle is handed out at once, and the copy with it: rangecomm::Icomm_dup derives it from
-// the range's next collective sequence number, without a message.
+// the range's next collective sequence number, without a message; the request completes when
+// every member has started the idup (idup_in_order).
 extern "C" int rc_fake_MPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) {
   RC_FAKE_RANGE("MPI_Comm_idup");
   if (int rc = new_pending_comm(c->errhandler, newcomm, comm)) return rc;
   if (int rc = dress_copy(comm, newcomm, MPI_INFO_NULL, /*dup=*/false)) return rc;
-  return start_creation(comm, "MPI_Comm_idup", newcomm, request,
-                        [&](rangecomm::Comm* out, rangecomm::Request* r) {
-                          return rangecomm::Icomm_dup(range, out, r);
-                        });
+  return start_creation(
+      comm, "MPI_Comm_idup", newcomm, request,
+      [&](rangecomm::Comm* out, rangecomm::Request* r) { return idup_in_order(range, out, r); });
 }
 
 #if MPI_VERSION >= 4

@@ -43,5 +43,10 @@ constexpr int kCollectiveLevel = 2;
 // (raised on comm) *newcomm is released and set to MPI_COMM_NULL.
 int start_creation(MPI_Comm comm, const char* fn, MPI_Comm* newcomm, MPI_Request* request,
                    const std::function<int(rangecomm::Comm*, rangecomm::Request*)>& start);
+// MPI_Comm_idup of a communicator with an identity: the copy at once (rangecomm::Icomm_dup),
+// and a request that completes once every member has started the idup, as MPI's completes
+// after its context-id agreement (the order of messages around creations that programs rely
+// on: accelerate/accelerate.cpp, keep_order).
+int idup_in_order(const rangecomm::Comm& of, rangecomm::Comm* out, rangecomm::Request* request);
 
 }  // namespace rcshim
