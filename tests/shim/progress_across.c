@@ -11,9 +11,12 @@
  *
  * Plain MPI, compared with a native run (run_shim_test.py compare) in every mode. The thread
  * level the program asks for is PROGRESS_ACROSS_LEVEL (single, the default, or multiple), so
- * that both ways the library advances its operations inside MPI are tested. */
+ * that both ways the library advances its operations inside MPI are tested; at multiple, a
+ * second thread keeps making, using and freeing communicators of its own meanwhile (the
+ * library lock between it and the library's progress from inside MPI). */
 #include "shim_check.h" /* first: it asks for _GNU_SOURCE */
 
+#include <pthread.h>
 #include <unistd.h>
 
 enum { BIG = 8 << 20 }; /* bytes: far above every MPI's eager limit */
@@ -79,6 +82,26 @@ static int real_call(int call, int rank, int size) {
       break;
   }
   return result;
+}
+
+/* The second thread: duplicates of MPI_COMM_SELF, each used once and freed, until told to stop
+ * (MPI_COMM_SELF involves no other process, so the threads of different processes never wait
+ * for each other). Returns how many it made. */
+static volatile int stop_churn;
+static void *churn(void *unused) {
+  (void)unused;
+  long made = 0;
+  while (!__atomic_load_n(&stop_churn, __ATOMIC_ACQUIRE)) {
+    MPI_Comm copy;
+    int one = 1, sum = 0;
+    CHECK_MPI(MPI_Comm_dup(MPI_COMM_SELF, &copy));
+    CHECK_MPI(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, copy));
+    CHECK(sum == 1, "a dup of MPI_COMM_SELF sums to %d", sum);
+    CHECK_MPI(MPI_Comm_free(&copy));
+    ++made;
+    usleep(100); /* leave the cores to the ranks: MPICH's busy-poll */
+  }
+  return (void *)made;
 }
 
 static void scenario(int send, int call, int rank, int size) {
@@ -147,8 +170,16 @@ int main(int argc, char **argv) {
                           MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE, MPI_INFO_NULL,
                           &file));
 
+  pthread_t other;
+  if (multiple) CHECK(pthread_create(&other, NULL, churn, NULL) == 0, "no second thread");
   for (int send = 0; send < SENDS && size >= 2; ++send)
     for (int call = 0; call < CALLS; ++call) scenario(send, call, rank, size);
+  if (multiple) {
+    void *made = NULL;
+    __atomic_store_n(&stop_churn, 1, __ATOMIC_RELEASE);
+    CHECK(pthread_join(other, &made) == 0, "the second thread did not end");
+    CHECK((long)made > 0, "the second thread made no communicator");
+  }
 
   CHECK_MPI(MPI_File_close(&file));
   CHECK_MPI(MPI_Win_free(&window));
