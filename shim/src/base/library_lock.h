@@ -19,6 +19,21 @@ extern bool g_threaded;  // the program asked for MPI_THREAD_MULTIPLE: set once 
 // the program's thread writes or reads it.
 extern bool g_guarded;
 inline bool lock_active() { return g_threaded || g_guarded; }
+// Sets g_guarded for its lifetime (programs without threads), restoring what it was.
+class Guarded {
+ public:
+  Guarded() : before_(!g_threaded && g_guarded) {
+    if (!g_threaded) g_guarded = true;
+  }
+  ~Guarded() {
+    if (!g_threaded) g_guarded = before_;
+  }
+  Guarded(const Guarded&) = delete;
+  Guarded& operator=(const Guarded&) = delete;
+
+ private:
+  bool before_;
+};
 
 // Recursive: a locked path may call another one (MPI_Comm_dup on a fake handle copies
 // attributes through MPI calls that come back into the library).

@@ -49,19 +49,15 @@ bool progress_hook_available() {
   return found;
 }
 
-InsideMpi::InsideMpi() : guarded_(!g_threaded && g_guarded) {
+InsideMpi::InsideMpi() {
   std::call_once(g_registration, [] {
     if (find("opal_progress_register")(advance_range_operations) == 0)  // OPAL_SUCCESS
       g_registered.store(true, std::memory_order_release);
   });
-  if (!g_threaded) g_guarded = true;
   g_inside.fetch_add(1, std::memory_order_relaxed);
 }
 
-InsideMpi::~InsideMpi() {
-  g_inside.fetch_sub(1, std::memory_order_relaxed);
-  if (!g_threaded) g_guarded = guarded_;
-}
+InsideMpi::~InsideMpi() { g_inside.fetch_sub(1, std::memory_order_relaxed); }
 
 void remove_progress_hook() {
   if (g_registered.exchange(false, std::memory_order_acq_rel))

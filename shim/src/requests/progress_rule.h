@@ -52,7 +52,7 @@ class InsideMpi {
   InsideMpi& operator=(const InsideMpi&) = delete;
 
  private:
-  bool guarded_;  // g_guarded before (programs without threads)
+  Guarded guarded_;
 };
 // At MPI_Finalize, before MPI ends: takes the callback out of MPI's loop.
 void remove_progress_hook();
@@ -75,8 +75,7 @@ int while_inside_mpi(Call call) {
     return call();
   }
   if (!mpi_thread_multiple()) return call();
-  bool guarded = !g_threaded && g_guarded;
-  if (!g_threaded) g_guarded = true;
+  Guarded guarded;
   std::atomic<bool> done{false};
   std::thread helper([&done] {
     rangecomm::Backoff backoff;
@@ -90,7 +89,6 @@ int while_inside_mpi(Call call) {
   int rc = call();
   done.store(true, std::memory_order_release);
   helper.join();
-  if (!g_threaded) g_guarded = guarded;
   return rc;
 }
 
