@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
 """Runs the own tests of libraries that applications reach MPI through, natively and under
 librangecomm.so (LD_PRELOAD) in the off, accelerate and shadow modes, on each MPI the library is
-built for: PETSc's tutorials (tests/libraries/petsc.txt) and parallel HDF5's testpar programs
-(tests/libraries/hdf5.txt). A test passes in a mode when it ends as its native run did: the
+built for: PETSc's tutorials (tests/libraries/petsc.txt), parallel HDF5's testpar programs
+(tests/libraries/hdf5.txt) and DOLFINx's Python demos (tests/libraries/dolfinx.txt, on the MPI
+Debian builds DOLFINx on). A test passes in a mode when it ends as its native run did: the
 same exit status and, where the output is deterministic, the same standard output byte for byte
-(HDF5's ranks print interleaved lines: there the number of failure reports must match).
+(HDF5's ranks print interleaved lines: there the number of failure reports must match;
+DOLFINx's demos print their results: there every number must match to a relative 1e-8, as two
+native runs do, whose floating-point sums arrive in different orders).
 
 The libraries come from Debian's packages (installed by tools/setup.sh when missing), their
 tests from Debian's source packages (tools/apt-source.sh), built once into a cache and reused:
@@ -13,7 +16,7 @@ tests from Debian's source packages (tools/apt-source.sh), built once into a cac
 mode (native runs included); the exit status is nonzero if anything failed. docs/libraries.md
 has today's results.
 
-  tools/library_tests.py [--full] [--libraries petsc,hdf5] [--mpis mpich,openmpi]
+  tools/library_tests.py [--full] [--libraries petsc,hdf5,dolfinx] [--mpis mpich,openmpi]
                          [--modes native,off,accelerate,shadow] [--tests REGEX]
                          [--build-mpich DIR] [--build-openmpi DIR] [--build-petsc]
 
@@ -228,7 +231,41 @@ class Hdf5:
         return ["./" + test.program] + test.arguments
 
 
-LIBRARIES = {"petsc": Petsc(), "hdf5": Hdf5()}
+class Dolfinx:
+    """DOLFINx's Python demos as Debian's dolfinx-doc ships them, run by
+    tests/libraries/dolfinx_demo.py (which prints what each computed) with the system's Python,
+    on the MPI Debian builds DOLFINx and mpi4py on. Nothing to build: the demos' forms are
+    compiled on first use into DOLFINx's own cache (~/.cache/fenics), during the native run."""
+    name = "dolfinx"
+    packages = ["python3-dolfinx", "dolfinx-doc"]
+    listing = TOP / "tests/libraries/dolfinx.txt"
+    demos = Path("/usr/share/dolfinx/demo-python")
+    mpi4py = Path("/usr/lib/python3/dist-packages/mpi4py")
+    interleaved = False
+    tolerance = 1e-8
+
+    def mpis(self):
+        return [self.debian_mpi()]
+
+    def debian_mpi(self):
+        libraries = subprocess.run(["ldd"] + [str(p) for p in self.mpi4py.glob("MPI.*.so")],
+                                   stdout=subprocess.PIPE, text=True).stdout
+        return "mpich" if "libmpich" in libraries else "openmpi"
+
+    def select(self, cache, mpi, tests):
+        if mpi != self.debian_mpi():
+            raise NotBuilt(f"Debian builds DOLFINx on {self.debian_mpi()} only")
+        return tests
+
+    def build(self, cache, mpi, tests):
+        return self.demos
+
+    def command(self, build, test):
+        return ["/usr/bin/python3", str(TOP / "tests/libraries/dolfinx_demo.py"),
+                str(build / test.program)] + test.arguments
+
+
+LIBRARIES = {"petsc": Petsc(), "hdf5": Hdf5(), "dolfinx": Dolfinx()}
 
 
 def mpiexec(mpi, ranks):
@@ -263,6 +300,22 @@ def fails_natively(test, mpi):
     return "native-fails" in test.marks or f"native-fails:{mpi}" in test.marks
 
 
+NUMBER = re.compile(rb"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?inf|nan")
+
+
+def same_within(ours, theirs, tolerance):
+    """Whether two outputs are the same text with every number equal to a relative tolerance."""
+    if NUMBER.split(ours) != NUMBER.split(theirs):
+        return False
+    for a, b in zip(NUMBER.findall(ours), NUMBER.findall(theirs)):
+        if a == b:
+            continue
+        x, y = float(a), float(b)
+        if not abs(x - y) <= tolerance * max(abs(x), abs(y)):
+            return False
+    return True
+
+
 def verdict(library, test, mpi, native, result):
     """None when result ends as the native run did, else why not."""
     status, out = result
@@ -276,13 +329,17 @@ def verdict(library, test, mpi, native, result):
     if library.interleaved:
         ours, theirs = len(FAILURE_WORDS.findall(out)), len(FAILURE_WORDS.findall(native[1]))
         return None if ours == theirs else f"{ours} failure reports, natively {theirs}"
+    tolerance = getattr(library, "tolerance", 0.0)
+    if tolerance:
+        return None if same_within(out, native[1], tolerance) else \
+            f"standard output differs from the native run's by more than a relative {tolerance}"
     return None if out == native[1] else "standard output differs from the native run's"
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--full", action="store_true")
-    parser.add_argument("--libraries", default="petsc,hdf5")
+    parser.add_argument("--libraries", default="petsc,hdf5,dolfinx")
     parser.add_argument("--mpis", default="mpich,openmpi")
     parser.add_argument("--modes", default=",".join(MODES))
     parser.add_argument("--tests", default=".", help="regular expression on test names")

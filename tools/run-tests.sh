@@ -316,8 +316,8 @@ if begin_stage "MPICH's test suite (tools/mpich-testsuite.sh)"; then
 fi
 
 # The libraries applications are built on, their own tests natively and in two modes: PETSc's
-# tutorials and parallel HDF5's testpar programs on both MPIs, the CI selection, about 5
-# minutes (docs/libraries.md; --full for all). PETSc on MPICH runs where a PETSc for MPICH is
+# tutorials and parallel HDF5's testpar programs on both MPIs and DOLFINx's demos on Open MPI,
+# the CI selection, about 7 minutes (docs/libraries.md; --full for all). PETSc on MPICH runs where a PETSc for MPICH is
 # in the machine's cache (Debian builds PETSc on Open MPI only; tools/library_tests.py
 # --build-petsc makes it once, 12 minutes, more than this command's budget has room for).
 if begin_stage "Libraries' own tests (tools/library_tests.py)"; then
