@@ -331,14 +331,56 @@ TEST_CASE("Comm_renewable: an untouched communicator that its handle alone holds
   copy = Comm();
   CHECK(rangecomm::Comm_renewable(c));
   if (p == 1) return;
-  // After a message each way around a ring it has peers: a creation into it allocates anew.
+  // After a message each way around a ring it has peers and a slot, and is still renewable;
+  // while a receive is pending on it, it is not.
   int right = (me + 1) % p, left = (me + p - 1) % p, got = -1;
   rangecomm::Request r[2];
   REQUIRE(rangecomm::Irecv(&got, 1, MPI_INT, left, 3, c, &r[0]) == MPI_SUCCESS);
+  CHECK_FALSE(rangecomm::Comm_renewable(c));
   REQUIRE(rangecomm::Isend(&me, 1, MPI_INT, right, 3, c, &r[1]) == MPI_SUCCESS);
   REQUIRE(rangecomm::Waitall(2, r, MPI_STATUSES_IGNORE) == MPI_SUCCESS);
   CHECK(got == left);
-  CHECK_FALSE(rangecomm::Comm_renewable(c));
+  CHECK(rangecomm::Comm_renewable(c));
+}
+
+TEST_CASE("a kept handle that carried traffic is made anew in place, again and again") {
+  Comm w = world();
+  int p = mpitest::world_size(), me = mpitest::world_rank();
+  Comm kept;
+  std::uint32_t previous = 0;
+  for (int round = 0; round < 40; ++round) {
+    // The whole world and the half of it this process is in, alternately: peer tables of
+    // different sizes built in the same memory.
+    int half = p / 2, first = 0, last = p - 1;
+    if (round % 2 == 1 && p > 1) {
+      first = me < half ? 0 : half;
+      last = me < half ? half - 1 : p - 1;
+    }
+    REQUIRE(rangecomm::Split_Comm(w, first, last, &kept) == MPI_SUCCESS);
+    REQUIRE(kept.size() == last - first + 1);
+    CHECK(rangecomm::Comm_context(kept) != previous);
+    previous = rangecomm::Comm_context(kept);
+    int n = kept.size(), r = kept.rank();
+    int to = (r + 1) % n, from = (r + n - 1) % n;
+    // A wildcard receive (the matching engine) and a specific one, each tagged with the round:
+    // a message of an earlier round's communicator would show here.
+    int got[2] = {-1, -1}, mine[2] = {100 * round + r, 100 * round + r + 50};
+    rangecomm::Request q[4];
+    MPI_Status st[4];
+    REQUIRE(rangecomm::Irecv(&got[0], 1, MPI_INT, MPI_ANY_SOURCE, round, kept, &q[0]) ==
+            MPI_SUCCESS);
+    REQUIRE(rangecomm::Irecv(&got[1], 1, MPI_INT, from, round + 1000, kept, &q[1]) == MPI_SUCCESS);
+    REQUIRE(rangecomm::Isend(&mine[0], 1, MPI_INT, to, round, kept, &q[2]) == MPI_SUCCESS);
+    REQUIRE(rangecomm::Isend(&mine[1], 1, MPI_INT, to, round + 1000, kept, &q[3]) == MPI_SUCCESS);
+    REQUIRE(rangecomm::Waitall(4, q, st) == MPI_SUCCESS);
+    CHECK(got[0] == 100 * round + from);
+    CHECK(st[0].MPI_SOURCE == from);
+    CHECK(got[1] == 100 * round + from + 50);
+    int sum = 0;
+    REQUIRE(rangecomm::Allreduce(&me, &sum, 1, MPI_INT, MPI_SUM, kept) == MPI_SUCCESS);
+    CHECK(sum == (first + last) * n / 2);
+    CHECK(rangecomm::Comm_renewable(kept));
+  }
 }
 
 TEST_CASE("a hundred thousand live size-1 ranges, then freed") {

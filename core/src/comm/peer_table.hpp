@@ -26,6 +26,12 @@ class PeerTable {
   bool made() const { return !entries_.empty(); }
   // Makes the table for a communicator of `size` members (made() afterwards).
   void make(int size);
+  // Back to not made, keeping the memory for the next make().
+  void clear() {
+    entries_.clear();
+    mask_ = 0;
+    used_ = 0;
+  }
 
   // The entry of rank r, or nullptr while it has none (a made dense table has every rank's).
   const PeerLink* find(int r) const {

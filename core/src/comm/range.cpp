@@ -13,10 +13,22 @@ namespace rangecomm::detail {
 RangeState::RangeState() = default;
 
 RangeState::~RangeState() {
-  for (const RangeState*& remembered : g_remembered_states)
-    if (remembered == this) remembered = nullptr;
+  forget_remembered();
   if (peers.made() || match) channel->withdraw(id, this);
   if (slot >= 0) channel->release_slot(slot);
+}
+
+void RangeState::forget_remembered() {
+  for (const RangeState*& remembered : g_remembered_states)
+    if (remembered == this) remembered = nullptr;
+}
+
+void RangeState::retire() {
+  if (peers.made() || match) channel->withdraw(id, this);
+  if (slot >= 0) channel->release_slot(slot);
+  slot = kNoSlot;
+  peers.clear();
+  match.reset();
 }
 
 MatchState& RangeState::matching() {
@@ -116,12 +128,14 @@ namespace {
   detail::set_identity(s, parent, digest);
 }
 
-// The state behind out when a creation can build in it: out alone holds it and it is untouched
-// (what releasing it and taking a recycled block would give, without the block's round trip and
-// a new shared pointer). Null otherwise: then out's communicator is released as usual.
+// The state behind out when a creation can build in it: out alone holds it, so no operation
+// is pending on it and no other handle refers to it (retiring and renewing it gives what
+// releasing it and taking a recycled block would, without the block's round trip, a new shared
+// pointer, and freeing and allocating its peer table again). Null otherwise: then out's
+// communicator is released as usual.
 RangeState* reusable(const Comm& out) {
   const std::shared_ptr<RangeState>& s = CommAccess::state(out);
-  return s && s.use_count() == 1 && s->untouched() ? s.get() : nullptr;
+  return s && s.use_count() == 1 ? s.get() : nullptr;
 }
 
 // The body of Split_Comm, Split_Comm_below and Split_Comm_salted, inlined into each (Split_Comm's
@@ -161,6 +175,7 @@ RangeState* reusable(const Comm& out) {
   const bool into_parent = out == &parent_comm;
   try {
     if (RangeState* s = into_parent ? nullptr : reusable(*out)) {  // made anew in place
+      if (!s->untouched()) s->retire();
       s->renew();
       build_range(*s, *parent, first, last, stride, levels, salt);
       return MPI_SUCCESS;

@@ -62,12 +62,18 @@ struct RangeState {
   RangeState& operator=(const RangeState&) = delete;
 
   // Whether nothing outside this state knows it: no peers, matching state or slot (it never
-  // carried traffic). Such a state, when its handle alone holds it, can become another
-  // communicator in place (renew).
+  // carried traffic).
   bool untouched() const { return !peers.made() && !match && slot == kNoSlot; }
+  // Makes a state that carried traffic untouched again, as its destruction would leave the rest
+  // of the library: out of its channel's table of communicators, its slot released, its
+  // matching state (and any message parked there) gone; the peer table's memory is kept for
+  // the next communicator built in it.
+  void retire();
   // Back to a new state's values, keeping the memory and the channel (an untouched state
-  // only). A member added above must be reset here too.
+  // only; a state its handle alone holds is retired first and then renewed: another
+  // communicator in place). A member added above must be reset here too.
   void renew() {
+    forget_remembered();
     first = 0, stride = 1, size = 0;
     coll_seq = 0;
     if (table) table.reset();
@@ -106,6 +112,8 @@ struct RangeState {
 
  private:
   void make_peers();
+  // Out of g_remembered_states (below), where a collective may have kept it.
+  void forget_remembered();
 };
 
 // The states whose facts the collectives keep from one call to the next (the envelopes of a

@@ -180,16 +180,10 @@ int Channel::bound_slot(int source, const CommId& id) const {
   return it == by_comm_.end() ? -1 : it->second;
 }
 
-void Channel::enroll(const CommId& id, RangeState* range) { enrolled_[id] = range; }
+void Channel::enroll(const CommId& id, RangeState* range) { enrolled_.put(id, range); }
 
-void Channel::withdraw(const CommId& id, const RangeState* range) {
-  auto it = enrolled_.find(id);
-  if (it != enrolled_.end() && it->second == range) enrolled_.erase(it);
-}
+void Channel::withdraw(const CommId& id, const RangeState* range) { enrolled_.remove(id, range); }
 
-RangeState* Channel::find(const CommId& id) const {
-  auto it = enrolled_.find(id);
-  return it == enrolled_.end() ? nullptr : it->second;
-}
+RangeState* Channel::find(const CommId& id) const { return enrolled_.find(id); }
 
 }  // namespace rangecomm::detail

@@ -136,7 +136,7 @@ class Channel {
   };
   std::unordered_map<SourceComm, int, SourceCommHash> by_comm_;  // (source, comm) -> slot
   std::unordered_map<std::int64_t, std::deque<ControlMessage>> wide_headers_;
-  std::unordered_map<CommId, RangeState*, CommIdHash> enrolled_;
+  IdTable<RangeState> enrolled_;
   std::list<Parked> parked_;
   std::unique_ptr<ChildCounts> root_children_;
   int refs_ = 0;  // ChannelRefs to this channel

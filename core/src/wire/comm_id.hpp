@@ -19,10 +19,6 @@ struct CommId {
   bool operator!=(const CommId& o) const { return !(*this == o); }
 };
 
-struct CommIdHash {
-  std::size_t operator()(const CommId& id) const { return static_cast<std::size_t>(id.lo); }
-};
-
 // splitmix64's finaliser: every input bit affects every output bit.
 constexpr std::uint64_t mix(std::uint64_t x) {
   x ^= x >> 30;
@@ -41,6 +37,67 @@ inline CommId derive_id(const CommId& parent, std::uint64_t digest, std::uint64_
   return {mix(parent.hi ^ c ^ ((parent.lo << 23) | (parent.lo >> 41))),
           mix(parent.lo ^ ((c << 29) | (c >> 35)) ^ (parent.hi + 0xc2b2ae3d27d4eb4fULL))};
 }
+// Objects of type T by identity, for a process's live communicators: open addressing with
+// linear probing, at most half full, removal by shifting the entries after it back (no
+// tombstones), so that entering and leaving it allocates nothing while it does not grow. An
+// identity's low word is already well mixed: its low bits choose the home entry.
+template <class T>
+class IdTable {
+ public:
+  // Sets id's object (replacing one there).
+  void put(const CommId& id, T* value) {
+    if (2 * (used_ + 1) > entries_.size()) grow();
+    std::size_t i = probe(id);
+    if (entries_[i].value == nullptr) ++used_;
+    entries_[i] = {id, value};
+  }
+  T* find(const CommId& id) const {
+    if (used_ == 0) return nullptr;
+    return entries_[probe(id)].value;
+  }
+  // Removes id's entry when it holds `value`.
+  void remove(const CommId& id, const T* value) {
+    if (used_ == 0) return;
+    std::size_t i = probe(id);
+    if (entries_[i].value != value || value == nullptr) return;
+    const std::size_t mask = entries_.size() - 1;
+    // Each later entry of the run moves into the hole when its home is not between the hole and
+    // itself (cyclically): it would no longer be found past the hole otherwise.
+    for (std::size_t j = (i + 1) & mask; entries_[j].value != nullptr; j = (j + 1) & mask) {
+      std::size_t home = entries_[j].id.lo & mask;
+      if (((j - home) & mask) >= ((j - i) & mask)) {
+        entries_[i] = entries_[j];
+        i = j;
+      }
+    }
+    entries_[i] = Entry{};
+    --used_;
+  }
+  std::size_t size() const { return used_; }
+
+ private:
+  struct Entry {
+    CommId id;
+    T* value = nullptr;  // null: free
+  };
+  // id's entry, or the free one where it would go.
+  std::size_t probe(const CommId& id) const {
+    const std::size_t mask = entries_.size() - 1;
+    std::size_t i = id.lo & mask;
+    while (entries_[i].value != nullptr && entries_[i].id != id) i = (i + 1) & mask;
+    return i;
+  }
+  void grow() {
+    std::vector<Entry> old(entries_.empty() ? 16 : 2 * entries_.size());
+    old.swap(entries_);
+    used_ = 0;
+    for (const Entry& e : old)
+      if (e.value != nullptr) put(e.id, e.value);
+  }
+  std::vector<Entry> entries_;
+  std::size_t used_ = 0;
+};
+
 // A digest of words (a creation's kind and arguments).
 std::uint64_t digest_words(std::initializer_list<std::uint64_t> words);
 // A digest of a creation's kind, its members' root ranks in rank order, and one more word.
