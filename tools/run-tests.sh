@@ -338,12 +338,13 @@ build_and_test build-asan openmpi -Db_sanitize=address,undefined -Db_lundef=fals
   -Dbuildtype=debug -Dbenchmarks=false -Dtest_rank_counts=3 -- "${asan_test_options[@]}"
 
 # The ThreadSanitizer build: the threaded tests (suite threads: the threads torture test, two
-# threads on ranges, intercommunicators from 4 threads) at 1 and 2 ranks on Open MPI, every
-# mode, built unoptimised with only what they run. Any report fails the test (the options that
+# threads on ranges, intercommunicators from 4 threads, the library's progress thread) at 1 and
+# 2 ranks on Open MPI, every mode, built unoptimised with only what they run. Any report fails the test (the options that
 # leave MPI's own uninstrumented code out: tests/reliability/setup/meson.build).
 compile_targets=(rangecomm shim_threads_torture_plain shim_threads_torture_linked
                  shim_threads_plain shim_threads_linked shim_suite_intercomm_threads_plain
-                 shim_suite_intercomm_threads_linked)
+                 shim_suite_intercomm_threads_linked shim_progress_thread_plain
+                 shim_progress_thread_linked)
 build_and_test build-tsan openmpi -Db_sanitize=thread -Db_lundef=false -Dbuildtype=debug \
   -Dbenchmarks=false -Dtest_rank_counts=1,2 -- --names-matching '[:+]threads / .*-np[12]$'
 compile_targets=()

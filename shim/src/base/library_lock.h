@@ -48,13 +48,21 @@ bool try_lock_library();
 // Between two polls of a wait: lets other threads into the library.
 void pause_library();
 
+// Whether the library's progress thread runs (RANGECOMM_PROGRESS=thread; it and these are
+// requests/progress_thread.*): a thread leaving the library wakes it when it sleeps while
+// something is pending.
+extern bool g_progress_thread;
+void wake_progress_thread_if_idle();
+
 class Locked {
  public:
   Locked() : locked_(lock_active()) {
     if (locked_) lock_library();
   }
   ~Locked() {
-    if (locked_) unlock_library();
+    if (!locked_) return;
+    unlock_library();
+    if (g_progress_thread) wake_progress_thread_if_idle();
   }
   Locked(const Locked&) = delete;
   Locked& operator=(const Locked&) = delete;

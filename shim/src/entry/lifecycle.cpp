@@ -9,6 +9,7 @@
 #include "handles/errors.h"
 #include "handles/handles.h"
 #include "rangecomm/embedding.hpp"
+#include "requests/progress_thread.h"
 #include "requests/requests.h"
 #include "world/roots.h"
 
@@ -24,6 +25,7 @@ namespace {
 //    still use and free (PETSc frees its inner communicators there), then core closes its
 //    channels (core/src/comm/attach.cpp).
 int shut_down_requests(MPI_Comm, int, void*, void*) {
+  stop_progress_thread();  // before the lock, which the thread may be waiting for
   Locked locked;  // MPI calls this from inside MPI_Finalize, where the library may be advanced
   if (g_report) print_report();
   finish_detached();
@@ -70,7 +72,10 @@ int attach_world() {
   int provided = MPI_THREAD_SINGLE;
   MPI_Query_thread(&provided);
   int program = g_program_level >= 0 ? g_program_level : provided;
-  if (program == MPI_THREAD_MULTIPLE) {  // threads may call the library at once (library_lock.h)
+  // The progress thread needs MPI at MPI_THREAD_MULTIPLE, which level_to_ask asked for.
+  const bool progress_thread = progress_thread_wanted() && provided == MPI_THREAD_MULTIPLE;
+  // Threads may call the library at once (library_lock.h): the program's, or the library's own.
+  if (program == MPI_THREAD_MULTIPLE || progress_thread) {
     g_threaded = true;
     rangecomm::Set_threaded(pause_library);
     keep_nonblocking_progress();
@@ -89,6 +94,7 @@ int attach_world() {
     MPI_Comm_free_keyval(&keyval);
   }
   if (g_accelerate) probe_hints();
+  if (progress_thread) start_progress_thread();
   return MPI_SUCCESS;
 }
 
@@ -102,13 +108,14 @@ namespace {
 // advance them (progress_rule.h): where MPI has no progress callback for that (MPICH), a helper
 // thread does it, which needs MPI_THREAD_MULTIPLE, so the library asks for it then. MPICH's
 // single-threaded calls cost the same at that level (docs/shim-design.md has the figures).
-// RANGECOMM_SHIM_THREAD_MULTIPLE=1 asks for it in every mode. The program is told the level it
-// would have had (MPICH provides every level it is asked for).
+// RANGECOMM_SHIM_THREAD_MULTIPLE=1 asks for it in every mode, and so does the library's progress
+// thread (RANGECOMM_PROGRESS=thread: requests/progress_thread.h). The program is told the level
+// it would have had (MPICH provides every level it is asked for).
 int level_to_ask(int required) {
   const char* v = std::getenv("RANGECOMM_SHIM_THREAD_MULTIPLE");
   rcshim::read_mode();
-  bool raise =
-      (v != nullptr && v[0] == '1') || (rcshim::g_accelerate && !rcshim::progress_hook_available());
+  bool raise = (v != nullptr && v[0] == '1') || rcshim::progress_thread_wanted() ||
+               (rcshim::g_accelerate && !rcshim::progress_hook_available());
   return raise ? MPI_THREAD_MULTIPLE : required;
 }
 

@@ -69,7 +69,8 @@ void remove_progress_hook();
 // and the helper, and by the library's own paths that MPI enters from inside call() (g_guarded).
 template <class Call>
 int while_inside_mpi(Call call) {
-  if (progress_rule_disabled() || !rangecomm::Progress_needed()) return call();
+  // The library's progress thread, when it runs, advances them already.
+  if (progress_rule_disabled() || !rangecomm::Progress_needed() || g_progress_thread) return call();
   if (progress_hook_available()) {
     InsideMpi inside;
     return call();
