@@ -1,0 +1,237 @@
+/* overlap_bench: how much of a nonblocking collective hides behind computation, as the OSU
+ * benchmarks measure it, on a range communicator of the whole world (MPIX_Comm_create_range)
+ * and on MPI's own duplicate of it, in the same run.
+ *
+ *   overlap_bench [--colls LIST] [--sizes LIST] [--samples N] [--compute cpu|offload|both]
+ *                 [--format table|csv]
+ *
+ * For each collective (ibcast, iallreduce, ialltoall, iallgather, ireduce), message size (bytes
+ * per process: the broadcast's message, the reduction's vector, one block of the all-to-all
+ * and all-gather) and communicator: `pure` is the time of the collective alone (start, then
+ * wait); then each process starts it, computes for that long and waits, `overall`, and the
+ * computation alone takes `compute`. Overlap = max(0, 100 - (overall - compute) / pure * 100):
+ * 100% when the wait costs nothing after the computation. Two kinds of computation: `cpu`, a
+ * loop of arithmetic that calls nothing, and `offload`, work the host waits for (an
+ * accelerator's kernel, I/O) while giving its core away: it yields until the time is up, as a
+ * host thread waiting on a device with cudaDeviceScheduleYield does (a sleep of tens of
+ * microseconds lasts milliseconds on machines whose timers are coarse). Each time is the slowest
+ * process's, the median of
+ * --samples samples, each after a barrier.
+ *
+ * Whether the library's progress thread runs is RANGECOMM_PROGRESS=thread at MPI_Init, and
+ * whether MPICH's is, MPICH_ASYNC_PROGRESS=1: run it once each way (docs/collectives.md). A
+ * benchmark: it prints, it never fails on a timing. */
+#include <getopt.h>
+#include <mpi.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bench_cli.h"
+#include "rangecomm.h"
+
+enum { IBCAST, IALLREDUCE, IALLTOALL, IALLGATHER, IREDUCE, COLLS };
+static const char *coll_names[COLLS] = {"ibcast", "iallreduce", "ialltoall", "iallgather",
+                                        "ireduce"};
+enum { CPU, OFFLOAD };
+static const char *compute_names[2] = {"cpu", "offload"};
+
+static int rank, size;
+static unsigned char *sendbuf, *recvbuf;
+
+static int start(int coll, int bytes, MPI_Comm comm, MPI_Request *r) {
+  int ints = bytes / (int)sizeof(int);
+  switch (coll) {
+    case IBCAST:
+      return MPI_Ibcast(sendbuf, bytes, MPI_BYTE, 0, comm, r);
+    case IALLREDUCE:
+      return MPI_Iallreduce(sendbuf, recvbuf, ints, MPI_INT, MPI_SUM, comm, r);
+    case IALLTOALL:
+      return MPI_Ialltoall(sendbuf, bytes, MPI_BYTE, recvbuf, bytes, MPI_BYTE, comm, r);
+    case IALLGATHER:
+      return MPI_Iallgather(sendbuf, bytes, MPI_BYTE, recvbuf, bytes, MPI_BYTE, comm, r);
+    default:
+      return MPI_Ireduce(sendbuf, recvbuf, ints, MPI_INT, MPI_SUM, 0, comm, r);
+  }
+}
+
+static double now_us(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
+}
+
+/* Arithmetic iterations per microsecond of the CPU-bound computation, measured once. */
+static double iterations_per_us;
+static volatile double sink;
+
+static void cpu_loop(long iterations) {
+  double x = 1.0;
+  for (long i = 0; i < iterations; i++) x = x * 1.0000001 + 1e-9;
+  sink = x;
+}
+
+static void calibrate(void) {
+  long n = 1000000;
+  double t0 = MPI_Wtime();
+  cpu_loop(n);
+  double t1 = MPI_Wtime();
+  iterations_per_us = n / ((t1 - t0) * 1e6);
+}
+
+static void compute(int kind, double us) {
+  if (kind == CPU) {
+    cpu_loop((long)(us * iterations_per_us));
+  } else {
+    double end = now_us() + us;
+    while (now_us() < end) sched_yield();
+  }
+}
+
+static double slowest(double t) {
+  double max = 0;
+  MPI_Allreduce(&t, &max, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return max;
+}
+
+/* One sample of each: pure, computation alone, both together (microseconds). */
+static void measure(int coll, int bytes, MPI_Comm comm, int kind, double target, double *pure,
+                    double *alone, double *overall) {
+  MPI_Request r;
+  MPI_Barrier(MPI_COMM_WORLD);
+  double t0 = MPI_Wtime();
+  start(coll, bytes, comm, &r);
+  MPI_Wait(&r, MPI_STATUS_IGNORE);
+  *pure = slowest((MPI_Wtime() - t0) * 1e6);
+  double work = target > 0 ? target : *pure;
+  MPI_Barrier(MPI_COMM_WORLD);
+  t0 = MPI_Wtime();
+  compute(kind, work);
+  *alone = slowest((MPI_Wtime() - t0) * 1e6);
+  MPI_Barrier(MPI_COMM_WORLD);
+  t0 = MPI_Wtime();
+  start(coll, bytes, comm, &r);
+  compute(kind, work);
+  MPI_Wait(&r, MPI_STATUS_IGNORE);
+  *overall = slowest((MPI_Wtime() - t0) * 1e6);
+}
+
+static int parse_list(const char *text, const char *const *names, int n, int *chosen) {
+  char copy[256];
+  snprintf(copy, sizeof copy, "%s", text);
+  for (int i = 0; i < n; i++) chosen[i] = 0;
+  for (char *word = strtok(copy, ","); word != NULL; word = strtok(NULL, ",")) {
+    int found = 0;
+    for (int i = 0; i < n; i++)
+      if (strcmp(word, names[i]) == 0) chosen[i] = found = 1;
+    if (!found) return 0;
+  }
+  return 1;
+}
+
+int main(int argc, char **argv) {
+  int colls[COLLS] = {1, 1, 1, 1, 1}, kinds[2] = {1, 1}, csv = 0, nsizes = 2;
+  long samples = 9, sizes[8] = {65536, 1 << 20};
+  static const struct option options[] = {{"colls", required_argument, 0, 'c'},
+                                          {"sizes", required_argument, 0, 's'},
+                                          {"samples", required_argument, 0, 'n'},
+                                          {"compute", required_argument, 0, 'k'},
+                                          {"format", required_argument, 0, 'f'},
+                                          {"help", no_argument, 0, 'h'},
+                                          {0, 0, 0, 0}};
+  for (int o; (o = getopt_long(argc, argv, "", options, NULL)) != -1;) {
+    if (o == 'c' && !parse_list(optarg, coll_names, COLLS, colls)) {
+      fprintf(stderr,
+              "overlap_bench: --colls: names from ibcast,iallreduce,ialltoall,"
+              "iallgather,ireduce\n");
+      return 2;
+    } else if (o == 's') {
+      char copy[256];
+      snprintf(copy, sizeof copy, "%s", optarg);
+      nsizes = 0;
+      for (char *w = strtok(copy, ","); w != NULL && nsizes < 8; w = strtok(NULL, ","))
+        if (!bench_number("overlap_bench", "sizes", w, 4, 1L << 26, &sizes[nsizes++])) return 2;
+    } else if (o == 'n' && !bench_number("overlap_bench", "samples", optarg, 1, 100000, &samples)) {
+      return 2;
+    } else if (o == 'k') {
+      int both = strcmp(optarg, "both") == 0;
+      kinds[CPU] = both || strcmp(optarg, "cpu") == 0;
+      kinds[OFFLOAD] = both || strcmp(optarg, "offload") == 0;
+      if (!kinds[CPU] && !kinds[OFFLOAD]) {
+        fprintf(stderr, "overlap_bench: --compute: cpu, offload or both\n");
+        return 2;
+      }
+    } else if (o == 'f' && !bench_format("overlap_bench", optarg, &csv)) {
+      return 2;
+    } else if (o == 'h' || o == '?') {
+      printf(
+          "usage: overlap_bench [--colls LIST] [--sizes LIST] [--samples N] "
+          "[--compute cpu|offload|both] [--format table|csv]\n");
+      return o == 'h' ? 0 : 2;
+    }
+  }
+  int provided;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  long most = 0;
+  for (int i = 0; i < nsizes; i++) most = sizes[i] > most ? sizes[i] : most;
+  sendbuf = calloc((size_t)most * (size_t)size, 1);
+  recvbuf = calloc((size_t)most * (size_t)size, 1);
+  if (sendbuf == NULL || recvbuf == NULL) MPI_Abort(MPI_COMM_WORLD, 1);
+  MPI_Comm comms[2];
+  MPI_Comm_dup(MPI_COMM_WORLD, &comms[0]);
+  MPIX_Comm_create_range(MPI_COMM_WORLD, 0, size - 1, 1, &comms[1]);
+  const char *comm_names[2] = {"native", "range"};
+  calibrate();
+  const char *thread = getenv("RANGECOMM_PROGRESS"), *async = getenv("MPICH_ASYNC_PROGRESS");
+  if (rank == 0) {
+    printf(
+        "# overlap_bench: %d ranks; library progress thread %s; MPICH_ASYNC_PROGRESS %s; "
+        "median of %ld samples, us\n",
+        size, thread && strcmp(thread, "thread") == 0 ? "on" : "off", async ? async : "unset",
+        samples);
+    printf(csv ? "coll,bytes,compute,comm,pure_us,compute_us,overall_us,overlap_pct\n"
+               : "%-11s %8s %-8s %-7s %10s %10s %10s %8s\n",
+           "coll", "bytes", "compute", "comm", "pure", "compute", "overall", "overlap");
+  }
+  double *pure = malloc(sizeof(double) * (size_t)samples);
+  double *alone = malloc(sizeof(double) * (size_t)samples);
+  double *overall = malloc(sizeof(double) * (size_t)samples);
+  for (int coll = 0; coll < COLLS; coll++) {
+    if (!colls[coll]) continue;
+    for (int s = 0; s < nsizes; s++) {
+      int bytes = (int)sizes[s];
+      for (int kind = 0; kind < 2; kind++) {
+        if (!kinds[kind]) continue;
+        for (int c = 0; c < 2; c++) {
+          double p0, a0, o0;
+          measure(coll, bytes, comms[c], kind, 0, &p0, &a0, &o0); /* warm-up */
+          double target = p0;
+          for (long i = 0; i < samples; i++) {
+            measure(coll, bytes, comms[c], kind, target, &pure[i], &alone[i], &overall[i]);
+          }
+          double p = bench_median(pure, (int)samples), a = bench_median(alone, (int)samples);
+          double o = bench_median(overall, (int)samples);
+          double pct = 100.0 - (o - a) / p * 100.0;
+          if (pct < 0) pct = 0;
+          if (rank == 0)
+            printf(csv ? "%s,%d,%s,%s,%.1f,%.1f,%.1f,%.1f\n"
+                       : "%-11s %8d %-8s %-7s %10.1f %10.1f %10.1f %7.1f%%\n",
+                   coll_names[coll], bytes, compute_names[kind], comm_names[c], p, a, o, pct);
+        }
+      }
+    }
+  }
+  free(pure);
+  free(alone);
+  free(overall);
+  MPI_Comm_free(&comms[0]);
+  MPI_Comm_free(&comms[1]);
+  free(sendbuf);
+  free(recvbuf);
+  MPI_Finalize();
+  return 0;
+}
