@@ -110,9 +110,6 @@ class Petsc:
         text = variables.read_text() if variables.exists() else ""
         return next((mpi for mpi in ("openmpi", "mpich") if f"/{mpi}/" in text), None)
 
-    def mpis(self):
-        return ["mpich", "openmpi"]
-
     def petsc_dir(self, cache, mpi, source):
         """Debian's PETSc, or one built from its source package for this MPI."""
         if mpi == self.debian_mpi():
@@ -195,9 +192,6 @@ class Hdf5:
     listing = TOP / "tests/libraries/hdf5.txt"
     interleaved = True
 
-    def mpis(self):
-        return ["mpich", "openmpi"]
-
     def select(self, cache, mpi, tests):
         return tests
 
@@ -243,9 +237,6 @@ class Dolfinx:
     mpi4py = Path("/usr/lib/python3/dist-packages/mpi4py")
     interleaved = False
     tolerance = 1e-8
-
-    def mpis(self):
-        return [self.debian_mpi()]
 
     def debian_mpi(self):
         libraries = subprocess.run(["ldd"] + [str(p) for p in self.mpi4py.glob("MPI.*.so")],

@@ -14,8 +14,7 @@ RangeState::RangeState() = default;
 
 RangeState::~RangeState() {
   forget_remembered();
-  if (peers.made() || match) channel->withdraw(id, this);
-  if (slot >= 0) channel->release_slot(slot);
+  retire();
 }
 
 void RangeState::forget_remembered() {
