@@ -55,11 +55,12 @@ int Make_error(int error_class, const char* format, ...) __attribute__((format(p
 // needs a tag to tell concurrent operations of different communicators apart. 0 for the null
 // communicator.
 std::uint32_t Comm_context(const Comm& comm);
-// Whether a creation into comm's handle (Split_Comm and its variants) would build the new
-// communicator in comm's memory instead of allocating: the handle alone holds its communicator
-// (no copy, no pending operation; one that carried traffic is then retired as its release
-// would). A layer that frees handles of its own and makes new ones (the shim's MPI_Comm_free,
-// then a creation) can keep such a communicator for its next creation.
+// Whether comm's handle alone holds a communicator that never carried traffic (no copy, no
+// pending operation, nothing of it known outside it): a creation into the handle then builds
+// in its memory (as it also does, after retiring it as its release would, for one that carried
+// traffic). A layer that frees handles of its own and makes new ones (the shim's MPI_Comm_free,
+// then a creation) can keep such a communicator for its next creation; one that carried
+// traffic it releases at once, so nothing of a freed communicator stays in its channel.
 bool Comm_renewable(const Comm& comm);
 // Split_Comm, with the new range `levels` (>= 1) nesting levels below the parent instead of
 // one. The levels are part of the creation's identity, so a layer whose members order some

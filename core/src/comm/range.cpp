@@ -193,7 +193,10 @@ RangeState* reusable(const Comm& out) {
 
 }  // namespace
 
-bool Comm_renewable(const Comm& comm) { return reusable(comm) != nullptr; }
+bool Comm_renewable(const Comm& comm) {
+  const RangeState* s = reusable(comm);
+  return s != nullptr && s->untouched();
+}
 
 int Split_Comm(const Comm& parent_comm, int first, int last, int stride, Comm* out) {
   return split(parent_comm, first, last, stride, 1, 0, out);
