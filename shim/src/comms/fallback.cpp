@@ -4,7 +4,10 @@
 // same collective call), cached, and freed with the range.
 #include <algorithm>
 #include <cstdint>
+#include <mutex>
+#include <new>
 #include <unordered_map>
+#include <vector>
 
 #include "base/modes.h"
 #include "comms/creation.h"
@@ -190,10 +193,10 @@ int channel_tag(std::uint64_t x) {
   return static_cast<int>(mix(x) % static_cast<std::uint64_t>(tag_count()));
 }
 
-// A real communicator of this leader and the remote one (ranks of the world), for one
-// MPI_Intercomm_create over the library communicator `peer`: the leaders talk on it instead of
-// the peer, so each call has MPI's isolation of its own (MPI's leaders talk on the peer, MPICH's
-// also with a fixed tag of its own besides the program's). Made on the group channel by the two
+// A real communicator of this leader and the remote one (ranks of the world): MPI's peer for
+// an MPI_Intercomm_create over the library communicator `peer` where one side is MPI's. MPI's
+// leaders talk on their peer (MPICH's also with a fixed tag of its own besides the program's),
+// so each such call gets MPI's isolation of its own. Made on the group channel by the two
 // leaders alone; its tag mixes the peer's identity with the program's tag, so creations over
 // different peers, and over one peer with different tags (as MPI requires of concurrent ones),
 // do not meet (unless two such running at once over the same leaders agree modulo
@@ -234,6 +237,66 @@ int link_leaders(MPI_Comm peer_comm, int remote_leader, int tag, MPI_Comm* link,
   return MPI_SUCCESS;
 }
 
+// The real communicators an MPI_Intercomm_create of the library makes on the way (the joint one
+// and its half, or the leaders' communicator: see below) are freed only when no such creation runs
+// in this process any more. Open MPI 4.1 gives an intercommunicator whose context id is below its
+// local communicator's an extra reference, whose release later frees whatever communicator then
+// holds that id (docs/reliability.md). A creation's new id falls below its local communicator's
+// when ids below it are freed on all its processes while it runs; the helpers, freed at once,
+// did that to the creations other threads were running (docs/reliability.md has the shares). A
+// creation runs on every process its agreement needs, so no helper frees an id there meanwhile.
+// At most kMaxDeferred wait; past that a helper is freed at once (a process whose threads always
+// have a creation running must not pile them up).
+class CreationsRunning {
+ public:
+  CreationsRunning() {
+    std::lock_guard<std::mutex> guard(mutex());
+    ++running();
+  }
+  ~CreationsRunning() {
+    std::vector<MPI_Comm> done;
+    {
+      std::lock_guard<std::mutex> guard(mutex());
+      if (--running() == 0) done.swap(deferred());
+    }
+    for (MPI_Comm& c : done) MPI_Comm_free(&c);
+  }
+  CreationsRunning(const CreationsRunning&) = delete;
+  CreationsRunning& operator=(const CreationsRunning&) = delete;
+
+  // Frees *c when the last creation ends; at once when kMaxDeferred wait already (the newest
+  // helper most likely holds an id above those of the creations running), or without memory
+  // to keep it. Sets *c to null.
+  static void free_later(MPI_Comm* c) {
+    if (*c == MPI_COMM_NULL) return;
+    try {
+      std::lock_guard<std::mutex> guard(mutex());
+      if (deferred().size() < kMaxDeferred) {
+        deferred().push_back(*c);
+        *c = MPI_COMM_NULL;
+        return;
+      }
+    } catch (const std::bad_alloc&) {
+    }
+    MPI_Comm_free(c);
+  }
+
+ private:
+  static constexpr std::size_t kMaxDeferred = 48;
+  static std::mutex& mutex() {
+    static std::mutex m;
+    return m;
+  }
+  static int& running() {
+    static int n = 0;
+    return n;
+  }
+  static std::vector<MPI_Comm>& deferred() {
+    static std::vector<MPI_Comm> comms;
+    return comms;
+  }
+};
+
 // What each leader tells the other about its side before an MPI_Intercomm_create over a library
 // peer: whether its local communicator is the library's, its size, the leader's rank in it and
 // its identity (Comm_context); then, when both are the library's, its members (world ranks).
@@ -245,33 +308,44 @@ enum { kHeadLibrary, kHeadSize, kHeadLeader, kHeadContext, kHeadInts };
 // members follow in a second broadcast.
 enum { kSideError, kSideJoint, kSideRemoteSize, kSideRemoteLeader, kSideRemoteContext, kSideInts };
 
-// At the leader of a library local communicator `local` over a library peer: meets the remote
-// leader on a communicator of the two (leaders_comm), and learns its side. *link: that
-// communicator, which the caller frees; side (kSideInts): filled in but for kSideError. Errors
-// are raised here, on peer_comm.
+// The leaders exchange what they tell each other on the library peer itself, with the program's
+// tag, as MPI's leaders do on a real one (MPI requires that tag not to meet other traffic of the
+// peer meanwhile). The peer is looked up afresh: the lock was released since.
+int exchange_on_peer(MPI_Comm peer_comm, int remote_leader, int tag, const int* mine, int* theirs,
+                     int count) {
+  FakeComm* p = nullptr;
+  if (int rc = fake_range(peer_comm, "MPI_Intercomm_create", &p)) return rc;
+  if (remote_leader < 0 || remote_leader >= p->range.size())
+    return raise_error(peer_comm, MPI_ERR_RANK,
+                       "MPI_Intercomm_create: remote_leader %d is not in peer_comm (size %d)",
+                       remote_leader, p->range.size());
+  const rangecomm::Comm peer = p->range;  // a copy: the wait below may let other threads in
+  int rc = rangecomm::Sendrecv(mine, count, MPI_INT, remote_leader, tag, theirs, count, MPI_INT,
+                               remote_leader, tag, peer, MPI_STATUS_IGNORE);
+  return rc == MPI_SUCCESS ? rc : raise_on(peer_comm, rc);
+}
+
+// At the leader of a library local communicator `local` over a library peer: learns the remote
+// leader's side. side (kSideInts): filled in but for kSideError. Errors are raised here, on
+// peer_comm.
 int meet_remote_leader(const rangecomm::Comm& local, int local_leader, MPI_Comm peer_comm,
-                       int remote_leader, int tag, MPI_Comm* link, int* side,
-                       std::vector<int>* remote) {
-  int other = 0;
-  if (int rc = link_leaders(peer_comm, remote_leader, tag, link, &other)) return rc;
+                       int remote_leader, int tag, int* side, std::vector<int>* remote) {
   const int mine[kHeadInts] = {1, local.size(), local_leader,
                                static_cast<int>(rangecomm::Comm_context(local))};
   int theirs[kHeadInts] = {};
-  std::vector<int> members(static_cast<std::size_t>(local.size()));
-  for (int r = 0; r < local.size(); ++r) members[r] = local.rank_in_root(r);
-  int rc = MPI_SUCCESS;
-  {
-    Unlocked unlocked;  // the two leaders exchange on their own communicator
-    rc = MPI_Sendrecv(mine, kHeadInts, MPI_INT, other, 0, theirs, kHeadInts, MPI_INT, other, 0,
-                      *link, MPI_STATUS_IGNORE);
-    if (rc == MPI_SUCCESS && theirs[kHeadLibrary]) {
-      remote->resize(static_cast<std::size_t>(std::max(theirs[kHeadSize], 0)));
-      rc = MPI_Sendrecv(members.data(), local.size(), MPI_INT, other, 0, remote->data(),
-                        static_cast<int>(remote->size()), MPI_INT, other, 0, *link,
-                        MPI_STATUS_IGNORE);
-    }
+  if (int rc = exchange_on_peer(peer_comm, remote_leader, tag, mine, theirs, kHeadInts)) return rc;
+  if (theirs[kHeadLibrary]) {
+    std::vector<int> members(static_cast<std::size_t>(local.size()));
+    for (int r = 0; r < local.size(); ++r) members[r] = local.rank_in_root(r);
+    // Both sizes are known on both sides: the exchange sends the larger count each way.
+    const int count = std::max(local.size(), std::max(theirs[kHeadSize], 0));
+    members.resize(static_cast<std::size_t>(count));
+    remote->assign(static_cast<std::size_t>(count), 0);
+    if (int rc =
+            exchange_on_peer(peer_comm, remote_leader, tag, members.data(), remote->data(), count))
+      return rc;
+    remote->resize(static_cast<std::size_t>(std::max(theirs[kHeadSize], 0)));
   }
-  if (rc != MPI_SUCCESS) return raise_on(peer_comm, rc);
   side[kSideJoint] = theirs[kHeadLibrary];
   side[kSideRemoteSize] = theirs[kHeadSize];
   side[kSideRemoteLeader] = theirs[kHeadLeader];
@@ -282,12 +356,10 @@ int meet_remote_leader(const rangecomm::Comm& local, int local_leader, MPI_Comm 
 // The leader of a real local communicator over a library peer tells the other leader that its
 // side is MPI's (its non-leaders may call MPI_Intercomm_create of MPI directly, so this side
 // takes the intercommunicator from MPI as it is).
-int tell_remote_leader(MPI_Comm link, int other) {
+int tell_remote_leader(MPI_Comm peer_comm, int remote_leader, int tag) {
   const int mine[kHeadInts] = {0, 0, 0, 0};
   int theirs[kHeadInts] = {};
-  Unlocked unlocked;
-  return MPI_Sendrecv(mine, kHeadInts, MPI_INT, other, 0, theirs, kHeadInts, MPI_INT, other, 0,
-                      link, MPI_STATUS_IGNORE);
+  return exchange_on_peer(peer_comm, remote_leader, tag, mine, theirs, kHeadInts);
 }
 
 // Both local communicators are the library's and the leaders met: the two sides make, in one
@@ -328,8 +400,8 @@ int joint_intercomm(const rangecomm::Comm& local, int local_leader, const int* s
       rc = MPI_Intercomm_create(half, local_leader, both,
                                 (first ? local_size : 0) + side[kSideRemoteLeader], tag,
                                 newintercomm);
-    if (half != MPI_COMM_NULL) MPI_Comm_free(&half);
-    if (both != MPI_COMM_NULL) MPI_Comm_free(&both);
+    CreationsRunning::free_later(&half);
+    CreationsRunning::free_later(&both);
   }
   MPI_Group_free(&group);
   return rc;
@@ -339,17 +411,18 @@ int joint_intercomm(const rangecomm::Comm& local, int local_leader, const int* s
 
 // MPI_Intercomm_create with a library communicator as local_comm, or as peer_comm at a leader.
 // Only the leaders use peer_comm, so a library one cannot be made real (that is collective over
-// it): over a library peer the leaders meet on a real communicator of the two of them
-// (leaders_comm) and tell each other whether their local communicators are the library's, and a
-// library local communicator's leader tells its side (a broadcast on it). Both the library's:
-// the two sides make the intercommunicator jointly (joint_intercomm). Otherwise MPI makes it
-// from this side's real local communicator (a library one's fallback), with the leaders'
-// communicator or the program's real peer as the peer. Over a real peer the leaders exchange
+// it): over a library peer the leaders tell each other on it whether their local communicators
+// are the library's, and a library local communicator's leader tells its side (a broadcast on
+// it). Both the library's: the two sides make the intercommunicator jointly (joint_intercomm).
+// Otherwise MPI makes it from this side's real local communicator (a library one's fallback),
+// with a real communicator of the two leaders (leaders_comm) or the program's real peer as the
+// peer. Over a real peer the leaders exchange
 // nothing first: the other side may be MPI's own MPI_Intercomm_create, which a message of the
 // library's on the peer would confuse.
 extern "C" int rc_fake_MPI_Intercomm_create(MPI_Comm local_comm, int local_leader,
                                             MPI_Comm peer_comm, int remote_leader, int tag,
                                             MPI_Comm* newintercomm) {
+  CreationsRunning running;
   const bool library_local = rc_is_fake_comm(local_comm);
   rangecomm::Comm local;  // a copy: the lock is released below
   int me = MPI_UNDEFINED, local_size = 0;
@@ -374,8 +447,7 @@ extern "C" int rc_fake_MPI_Intercomm_create(MPI_Comm local_comm, int local_leade
   int rc = MPI_SUCCESS;
   if (library_local) {
     if (library_peer)
-      rc = meet_remote_leader(local, local_leader, peer_comm, remote_leader, tag, &link, side,
-                              &remote);
+      rc = meet_remote_leader(local, local_leader, peer_comm, remote_leader, tag, side, &remote);
     if (me == local_leader && rc != MPI_SUCCESS) MPI_Error_class(rc, &side[kSideError]);
     int bc = rangecomm::Bcast(side, kSideInts, MPI_INT, local_leader, local);
     if (bc == MPI_SUCCESS && side[kSideError] == MPI_SUCCESS && side[kSideJoint]) {
@@ -383,46 +455,42 @@ extern "C" int rc_fake_MPI_Intercomm_create(MPI_Comm local_comm, int local_leade
       bc = rangecomm::Bcast(remote.data(), side[kSideRemoteSize], MPI_INT, local_leader, local);
     }
     if (bc != MPI_SUCCESS || side[kSideError] != MPI_SUCCESS) {
-      if (link != MPI_COMM_NULL) MPI_Comm_free(&link);
       if (me == local_leader && rc != MPI_SUCCESS) return rc;  // raised already
       if (bc != MPI_SUCCESS) return raise_on(local_comm, bc);
       return raise_error(local_comm, side[kSideError],
                          "MPI_Intercomm_create: the local leader (rank %d) failed", local_leader);
     }
     if (side[kSideJoint]) {
-      if (link != MPI_COMM_NULL) MPI_Comm_free(&link);
       rc = joint_intercomm(local, local_leader, side, remote, tag, newintercomm);
       if (rc != MPI_SUCCESS) return raise_on(local_comm, rc);
       return made_from(local_comm, rc, newintercomm);
     }
   } else if (library_peer) {
-    int other = 0;
-    if (int rc_ = link_leaders(peer_comm, remote_leader, tag, &link, &other)) return rc_;
-    if ((rc = tell_remote_leader(link, other)) != MPI_SUCCESS) {
-      MPI_Comm_free(&link);
-      return raise_on(peer_comm, rc);
-    }
+    if (int rc_ = tell_remote_leader(peer_comm, remote_leader, tag)) return rc_;
   }
+  // One side is MPI's: the leaders need a real communicator as MPI's peer.
+  int other = 0;
+  if (library_peer)
+    if (int rc_ = link_leaders(peer_comm, remote_leader, tag, &link, &other)) return rc_;
   // MPI makes it from this side's real local communicator (the fallback of a library one).
   MPI_Comm real_local = local_comm;
   if (library_local) {
     if (int rc_ = rc_real_comm_of(local_comm, &real_local)) {
-      if (link != MPI_COMM_NULL) MPI_Comm_free(&link);
+      CreationsRunning::free_later(&link);
       return rc_;
     }
   }
   MPI_Comm peer = peer_comm;
   if (library_peer) {
     peer = link;
-    MPI_Comm_rank(link, &remote_leader);
-    remote_leader = 1 - remote_leader;
+    remote_leader = other;
   } else if (rc_is_fake_comm(peer_comm)) {
     peer = MPI_COMM_NULL;  // not significant here
   }
   {
     Unlocked unlocked;
     rc = MPI_Intercomm_create(real_local, local_leader, peer, remote_leader, tag, newintercomm);
-    if (link != MPI_COMM_NULL) MPI_Comm_free(&link);
+    CreationsRunning::free_later(&link);
   }
   if (rc != MPI_SUCCESS || !library_local) return rc;
   return made_from(local_comm, rc, newintercomm);
