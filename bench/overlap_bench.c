@@ -3,7 +3,7 @@
  * and on MPI's own duplicate of it, in the same run.
  *
  *   overlap_bench [--colls LIST] [--sizes LIST] [--samples N] [--compute cpu|offload|both]
- *                 [--format table|csv]
+ *                 [--format table|csv] [--latency]
  *
  * For each collective (ibcast, iallreduce, ialltoall, iallgather, ireduce), message size (bytes
  * per process: the broadcast's message, the reduction's vector, one block of the all-to-all
@@ -17,6 +17,11 @@
  * microseconds lasts milliseconds on machines whose timers are coarse). Each time is the slowest
  * process's, the median of
  * --samples samples, each after a barrier.
+ *
+ * --latency measures instead what the progress thread costs small blocking operations: per
+ * call, a ping-pong of 8 bytes between ranks 0 and 1 (half the round trip), Bcast of 4 bytes,
+ * Allreduce of 8 bytes and Barrier, each on the range and on MPI's duplicate (the median of
+ * --samples samples of 200 calls, the slowest process's); run it with the thread and without.
  *
  * Whether the library's progress thread runs is RANGECOMM_PROGRESS=thread at MPI_Init, and
  * whether MPICH's is, MPICH_ASYNC_PROGRESS=1: run it once each way (docs/collectives.md). A
@@ -118,6 +123,54 @@ static void measure(int coll, int bytes, MPI_Comm comm, int kind, double target,
   *overall = slowest((MPI_Wtime() - t0) * 1e6);
 }
 
+enum { PINGPONG, BCAST, ALLREDUCE, BARRIER, LATENCY_OPS };
+static const char *latency_names[LATENCY_OPS] = {"pingpong", "bcast", "allreduce", "barrier"};
+enum { LATENCY_CALLS = 200 };
+
+/* One sample: microseconds per call of `op` on comm (LATENCY_CALLS calls). */
+static double latency_sample(int op, MPI_Comm comm) {
+  char byte8[8] = {0}, out8[8];
+  MPI_Barrier(MPI_COMM_WORLD);
+  double t0 = MPI_Wtime();
+  for (int i = 0; i < LATENCY_CALLS; i++) {
+    if (op == PINGPONG) {
+      if (rank == 0) {
+        MPI_Send(byte8, 8, MPI_BYTE, 1, 0, comm);
+        MPI_Recv(out8, 8, MPI_BYTE, 1, 0, comm, MPI_STATUS_IGNORE);
+      } else if (rank == 1) {
+        MPI_Recv(out8, 8, MPI_BYTE, 0, 0, comm, MPI_STATUS_IGNORE);
+        MPI_Send(byte8, 8, MPI_BYTE, 0, 0, comm);
+      }
+    } else if (op == BCAST) {
+      MPI_Bcast(byte8, 4, MPI_BYTE, 0, comm);
+    } else if (op == ALLREDUCE) {
+      double one = 1, sum = 0;
+      MPI_Allreduce(&one, &sum, 1, MPI_DOUBLE, MPI_SUM, comm);
+    } else {
+      MPI_Barrier(comm);
+    }
+  }
+  double per_call = (MPI_Wtime() - t0) * 1e6 / LATENCY_CALLS;
+  return slowest(op == PINGPONG ? per_call / 2 : per_call);
+}
+
+static void run_latency(MPI_Comm comms[2], const char *comm_names[2], long samples, int csv) {
+  double *t = malloc(sizeof(double) * (size_t)samples);
+  if (rank == 0)
+    printf(csv ? "op,comm,us_per_call\n" : "%-11s %-7s %12s\n", "op", "comm", "us per call");
+  for (int op = 0; op < LATENCY_OPS; op++) {
+    if (op == PINGPONG && size < 2) continue;
+    for (int c = 0; c < 2; c++) {
+      latency_sample(op, comms[c]); /* warm-up */
+      for (long i = 0; i < samples; i++) t[i] = latency_sample(op, comms[c]);
+      double m = bench_median(t, (int)samples);
+      if (rank == 0)
+        printf(csv ? "%s,%s,%.3f\n" : "%-11s %-7s %12.3f\n", latency_names[op], comm_names[c], m);
+    }
+  }
+  free(t);
+}
+
 static int parse_list(const char *text, const char *const *names, int n, int *chosen) {
   char copy[256];
   snprintf(copy, sizeof copy, "%s", text);
@@ -132,15 +185,13 @@ static int parse_list(const char *text, const char *const *names, int n, int *ch
 }
 
 int main(int argc, char **argv) {
-  int colls[COLLS] = {1, 1, 1, 1, 1}, kinds[2] = {1, 1}, csv = 0, nsizes = 2;
+  int colls[COLLS] = {1, 1, 1, 1, 1}, kinds[2] = {1, 1}, csv = 0, nsizes = 2, latency = 0;
   long samples = 9, sizes[8] = {65536, 1 << 20};
-  static const struct option options[] = {{"colls", required_argument, 0, 'c'},
-                                          {"sizes", required_argument, 0, 's'},
-                                          {"samples", required_argument, 0, 'n'},
-                                          {"compute", required_argument, 0, 'k'},
-                                          {"format", required_argument, 0, 'f'},
-                                          {"help", no_argument, 0, 'h'},
-                                          {0, 0, 0, 0}};
+  static const struct option options[] = {
+      {"colls", required_argument, 0, 'c'},   {"sizes", required_argument, 0, 's'},
+      {"samples", required_argument, 0, 'n'}, {"compute", required_argument, 0, 'k'},
+      {"format", required_argument, 0, 'f'},  {"latency", no_argument, 0, 'l'},
+      {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
   for (int o; (o = getopt_long(argc, argv, "", options, NULL)) != -1;) {
     if (o == 'c' && !parse_list(optarg, coll_names, COLLS, colls)) {
       fprintf(stderr,
@@ -165,10 +216,12 @@ int main(int argc, char **argv) {
       }
     } else if (o == 'f' && !bench_format("overlap_bench", optarg, &csv)) {
       return 2;
+    } else if (o == 'l') {
+      latency = 1;
     } else if (o == 'h' || o == '?') {
       printf(
           "usage: overlap_bench [--colls LIST] [--sizes LIST] [--samples N] "
-          "[--compute cpu|offload|both] [--format table|csv]\n");
+          "[--compute cpu|offload|both] [--format table|csv] [--latency]\n");
       return o == 'h' ? 0 : 2;
     }
   }
@@ -193,9 +246,14 @@ int main(int argc, char **argv) {
         "median of %ld samples, us\n",
         size, thread && strcmp(thread, "thread") == 0 ? "on" : "off", async ? async : "unset",
         samples);
-    printf(csv ? "coll,bytes,compute,comm,pure_us,compute_us,overall_us,overlap_pct\n"
-               : "%-11s %8s %-8s %-7s %10s %10s %10s %8s\n",
-           "coll", "bytes", "compute", "comm", "pure", "compute", "overall", "overlap");
+    if (!latency)
+      printf(csv ? "coll,bytes,compute,comm,pure_us,compute_us,overall_us,overlap_pct\n"
+                 : "%-11s %8s %-8s %-7s %10s %10s %10s %8s\n",
+             "coll", "bytes", "compute", "comm", "pure", "compute", "overall", "overlap");
+  }
+  if (latency) {
+    run_latency(comms, comm_names, samples, csv);
+    for (int coll = 0; coll < COLLS; coll++) colls[coll] = 0;
   }
   double *pure = malloc(sizeof(double) * (size_t)samples);
   double *alone = malloc(sizeof(double) * (size_t)samples);

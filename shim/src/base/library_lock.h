@@ -9,6 +9,8 @@
 // the library is advanced from inside a blocking MPI call (g_guarded).
 #pragma once
 
+#include <atomic>
+
 namespace rcshim {
 
 extern bool g_threaded;  // the program asked for MPI_THREAD_MULTIPLE: set once at MPI_Init
@@ -49,20 +51,25 @@ bool try_lock_library();
 void pause_library();
 
 // Whether the library's progress thread runs (RANGECOMM_PROGRESS=thread; it and these are
-// requests/progress_thread.*): a thread leaving the library wakes it when it sleeps while
-// something is pending.
+// requests/progress_thread.*). The program's threads inside the library advance it themselves,
+// so the progress thread keeps away while any is (g_inside_library counts them); the last one
+// to leave wakes it when it sleeps while something is pending.
 extern bool g_progress_thread;
+extern std::atomic<int> g_inside_library;
 void wake_progress_thread_if_idle();
 
 class Locked {
  public:
   Locked() : locked_(lock_active()) {
-    if (locked_) lock_library();
+    if (!locked_) return;
+    if (g_progress_thread) g_inside_library.fetch_add(1, std::memory_order_relaxed);
+    lock_library();
   }
   ~Locked() {
     if (!locked_) return;
     unlock_library();
-    if (g_progress_thread) wake_progress_thread_if_idle();
+    if (g_progress_thread && g_inside_library.fetch_sub(1, std::memory_order_relaxed) == 1)
+      wake_progress_thread_if_idle();
   }
   Locked(const Locked&) = delete;
   Locked& operator=(const Locked&) = delete;

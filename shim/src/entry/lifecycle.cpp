@@ -75,9 +75,12 @@ int attach_world() {
   // The progress thread needs MPI at MPI_THREAD_MULTIPLE, which level_to_ask asked for.
   const bool progress_thread = progress_thread_wanted() && provided == MPI_THREAD_MULTIPLE;
   // Threads may call the library at once (library_lock.h): the program's, or the library's own.
+  // Only the program's need core to wait by polling and to let other threads in between polls:
+  // the progress thread keeps away while a thread of the program is inside the library, so
+  // below MPI_THREAD_MULTIPLE core blocks inside MPI as without the thread, under the lock.
   if (program == MPI_THREAD_MULTIPLE || progress_thread) {
     g_threaded = true;
-    rangecomm::Set_threaded(pause_library);
+    if (program == MPI_THREAD_MULTIPLE) rangecomm::Set_threaded(pause_library);
     keep_nonblocking_progress();
   }
   rangecomm::Set_error_handler_calls(false);  // range errors go to the fake comm's handler

@@ -14,6 +14,7 @@
 namespace rcshim {
 
 bool g_progress_thread = false;
+std::atomic<int> g_inside_library{0};
 
 namespace {
 
@@ -30,9 +31,15 @@ constexpr long kPollSleepNs = 20 * 1000;
 // The longest sleep with nothing pending, a safety net under the wake-ups.
 constexpr auto kIdleSleep = std::chrono::milliseconds(100);
 
+// Work for the thread: something pending, and no thread of the program inside the library
+// (which advances it itself, and would only meet the thread at the lock and on its core).
+bool wanted() {
+  return rangecomm::Progress_needed() && g_inside_library.load(std::memory_order_relaxed) == 0;
+}
+
 void advance_while_pending() {
   int polls = 0;
-  while (!g_stop.load(std::memory_order_relaxed) && rangecomm::Progress_needed()) {
+  while (!g_stop.load(std::memory_order_relaxed) && wanted()) {
     lock_library();
     rangecomm::Progress();
     unlock_library();
@@ -53,8 +60,7 @@ void run() {
     // flag: with the fences one of the two sees the other).
     g_sleeping.store(true, std::memory_order_relaxed);
     std::atomic_thread_fence(std::memory_order_seq_cst);
-    if (!rangecomm::Progress_needed() && !g_stop.load(std::memory_order_relaxed))
-      g_wake.wait_for(lock, kIdleSleep);
+    if (!wanted() && !g_stop.load(std::memory_order_relaxed)) g_wake.wait_for(lock, kIdleSleep);
     g_sleeping.store(false, std::memory_order_relaxed);
   }
 }
