@@ -103,28 +103,29 @@ static void test_split_create(int r, int p) {
   CHECK_MPI(MPI_Comm_split(MPI_COMM_WORLD, r, 0, &single));
   CHECK(is_range(single) == 1, "a single-member split is not a range");
   sum_check(single, 1, "single");
-  /* one host here: MPI_COMM_TYPE_SHARED gives everyone, in key order */
+  /* MPI_COMM_TYPE_SHARED gives the processes of this host, in key order (everyone on one) */
   MPI_Comm node;
+  int place = 0, on_host = shim_host_members(MPI_COMM_WORLD, &place);
   CHECK_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, r, MPI_INFO_NULL, &node));
   CHECK(is_range(node) == 1, "MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) is not a range");
   CHECK_MPI(MPI_Comm_rank(node, &rank));
-  CHECK(rank == r, "shared split rank %d", rank);
-  sum_check(node, p, "shared split");
+  CHECK(rank == place, "shared split rank %d, want %d", rank, place);
+  sum_check(node, on_host, "shared split");
   /* a split type of a library communicator (MPI splits its fallback; the result is replaced),
    * reversed by key */
   MPI_Comm node_of_node;
   CHECK_MPI(MPI_Comm_split_type(node, MPI_COMM_TYPE_SHARED, p - r, MPI_INFO_NULL, &node_of_node));
   CHECK(is_range(node_of_node) == 1, "split_type of a library communicator is MPI's");
   CHECK_MPI(MPI_Comm_rank(node_of_node, &rank));
-  CHECK(rank == p - 1 - r, "reversed shared split rank %d", rank);
-  sum_check(node_of_node, p, "split type of a library communicator");
+  CHECK(rank == on_host - 1 - place, "reversed shared split rank %d", rank);
+  sum_check(node_of_node, on_host, "split type of a library communicator");
   CHECK_MPI(MPI_Comm_free(&node_of_node));
   CHECK_MPI(MPI_Comm_free(&node));
 #ifdef OMPI_COMM_TYPE_NODE
   /* a split type the library does not compute: MPI splits, the result is replaced */
   CHECK_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, OMPI_COMM_TYPE_NODE, r, MPI_INFO_NULL, &node));
   CHECK(is_range(node) == 1, "MPI_Comm_split_type(OMPI_COMM_TYPE_NODE) is MPI's");
-  sum_check(node, p, "node split");
+  sum_check(node, on_host, "node split");
   CHECK_MPI(MPI_Comm_free(&node));
 #endif
   /* MPI_Comm_create of the even ranks */

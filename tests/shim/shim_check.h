@@ -86,6 +86,30 @@ static inline void shim_test_end(void) {
 
 /* MPI_Init_thread asking for MPI_THREAD_MULTIPLE, then shim_test_begin; the job fails if MPI
  * provides less. */
+/* How many processes of comm run on this process's host (MPI_Get_processor_name: the host
+ * name, as MPI's MPI_COMM_TYPE_SHARED groups them), and this process's place among them in
+ * comm's rank order: the shared-memory split's size and rank, on one host or several. */
+static inline int shim_host_members(MPI_Comm comm, int *place) {
+  char mine[MPI_MAX_PROCESSOR_NAME] = {0};
+  int length = 0, size = 0, rank = 0, count = 0;
+  MPI_Get_processor_name(mine, &length);
+  MPI_Comm_size(comm, &size);
+  MPI_Comm_rank(comm, &rank);
+  char *all = (char *)malloc((size_t)size * MPI_MAX_PROCESSOR_NAME);
+  CHECK(all != NULL, "out of memory for %d host names", size);
+  CHECK_MPI(MPI_Allgather(mine, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all, MPI_MAX_PROCESSOR_NAME,
+                          MPI_CHAR, comm));
+  *place = -1;
+  for (int r = 0; r < size; r++) {
+    if (strncmp(all + (size_t)r * MPI_MAX_PROCESSOR_NAME, mine, MPI_MAX_PROCESSOR_NAME) != 0)
+      continue;
+    if (r == rank) *place = count;
+    count++;
+  }
+  free(all);
+  return count;
+}
+
 static inline void shim_init_thread_multiple(int *argc, char ***argv) {
   int provided = MPI_THREAD_SINGLE;
   MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
