@@ -9,14 +9,16 @@
  * per process: the broadcast's message, the reduction's vector, one block of the all-to-all
  * and all-gather) and communicator: `pure` is the time of the collective alone (start, then
  * wait); then each process starts it, computes for that long and waits, `overall`, and the
- * computation alone takes `compute`. Overlap = max(0, 100 - (overall - compute) / pure * 100):
- * 100% when the wait costs nothing after the computation. Two kinds of computation: `cpu`, a
- * loop of arithmetic that calls nothing, and `offload`, work the host waits for (an
- * accelerator's kernel, I/O) while giving its core away: it yields until the time is up, as a
- * host thread waiting on a device with cudaDeviceScheduleYield does (a sleep of tens of
- * microseconds lasts milliseconds on machines whose timers are coarse). Each time is the slowest
- * process's, the median of
- * --samples samples, each after a barrier.
+ * computation inside that takes `compute`, timed in the same sample as the OSU benchmarks time
+ * theirs (a computation's length varies from sample to sample far more than a collective's on
+ * a machine whose scheduler is coarse). Overlap = max(0, 100 - (overall - compute) / pure *
+ * 100), overall - compute taken per process: 100% when starting and waiting cost nothing
+ * beside the computation. Two kinds of computation: `cpu`, a loop of arithmetic that calls
+ * nothing, and `offload`, work the host waits for (an accelerator's kernel, I/O) while giving
+ * its core away: it yields until the time is up, as a host thread waiting on a device with
+ * cudaDeviceScheduleYield does (a sleep of tens of microseconds lasts milliseconds on machines
+ * whose timers are coarse). Each time is the slowest process's, the median of --samples
+ * samples, each after a barrier.
  *
  * --latency measures instead what the progress thread costs small blocking operations: per
  * call, a ping-pong of 8 bytes between ranks 0 and 1 (half the round trip), Bcast of 4 bytes,
@@ -101,9 +103,11 @@ static double slowest(double t) {
   return max;
 }
 
-/* One sample of each: pure, computation alone, both together (microseconds). */
+/* One sample (microseconds, the slowest process's each): the collective alone (`pure`); then
+ * the collective around a computation (`overall`), the computation inside it (`computed`) and
+ * what the process spent in MPI besides (`exposed`: overall less computed, per process). */
 static void measure(int coll, int bytes, MPI_Comm comm, int kind, double target, double *pure,
-                    double *alone, double *overall) {
+                    double *computed, double *overall, double *exposed) {
   MPI_Request r;
   MPI_Barrier(MPI_COMM_WORLD);
   double t0 = MPI_Wtime();
@@ -113,14 +117,15 @@ static void measure(int coll, int bytes, MPI_Comm comm, int kind, double target,
   double work = target > 0 ? target : *pure;
   MPI_Barrier(MPI_COMM_WORLD);
   t0 = MPI_Wtime();
-  compute(kind, work);
-  *alone = slowest((MPI_Wtime() - t0) * 1e6);
-  MPI_Barrier(MPI_COMM_WORLD);
-  t0 = MPI_Wtime();
   start(coll, bytes, comm, &r);
+  double c0 = MPI_Wtime();
   compute(kind, work);
+  double c1 = MPI_Wtime();
   MPI_Wait(&r, MPI_STATUS_IGNORE);
-  *overall = slowest((MPI_Wtime() - t0) * 1e6);
+  double t1 = MPI_Wtime();
+  *overall = slowest((t1 - t0) * 1e6);
+  *computed = slowest((c1 - c0) * 1e6);
+  *exposed = slowest(((t1 - t0) - (c1 - c0)) * 1e6);
 }
 
 enum { PINGPONG, BCAST, ALLREDUCE, BARRIER, LATENCY_OPS };
@@ -256,8 +261,9 @@ int main(int argc, char **argv) {
     for (int coll = 0; coll < COLLS; coll++) colls[coll] = 0;
   }
   double *pure = malloc(sizeof(double) * (size_t)samples);
-  double *alone = malloc(sizeof(double) * (size_t)samples);
+  double *computed = malloc(sizeof(double) * (size_t)samples);
   double *overall = malloc(sizeof(double) * (size_t)samples);
+  double *exposed = malloc(sizeof(double) * (size_t)samples);
   for (int coll = 0; coll < COLLS; coll++) {
     if (!colls[coll]) continue;
     for (int s = 0; s < nsizes; s++) {
@@ -265,15 +271,15 @@ int main(int argc, char **argv) {
       for (int kind = 0; kind < 2; kind++) {
         if (!kinds[kind]) continue;
         for (int c = 0; c < 2; c++) {
-          double p0, a0, o0;
-          measure(coll, bytes, comms[c], kind, 0, &p0, &a0, &o0); /* warm-up */
+          double p0, c0, o0, e0;
+          measure(coll, bytes, comms[c], kind, 0, &p0, &c0, &o0, &e0); /* warm-up */
           double target = p0;
-          for (long i = 0; i < samples; i++) {
-            measure(coll, bytes, comms[c], kind, target, &pure[i], &alone[i], &overall[i]);
-          }
-          double p = bench_median(pure, (int)samples), a = bench_median(alone, (int)samples);
-          double o = bench_median(overall, (int)samples);
-          double pct = 100.0 - (o - a) / p * 100.0;
+          for (long i = 0; i < samples; i++)
+            measure(coll, bytes, comms[c], kind, target, &pure[i], &computed[i], &overall[i],
+                    &exposed[i]);
+          double p = bench_median(pure, (int)samples), a = bench_median(computed, (int)samples);
+          double o = bench_median(overall, (int)samples), e = bench_median(exposed, (int)samples);
+          double pct = 100.0 - e / p * 100.0;
           if (pct < 0) pct = 0;
           if (rank == 0)
             printf(csv ? "%s,%d,%s,%s,%.1f,%.1f,%.1f,%.1f\n"
@@ -284,8 +290,9 @@ int main(int argc, char **argv) {
     }
   }
   free(pure);
-  free(alone);
+  free(computed);
   free(overall);
+  free(exposed);
   MPI_Comm_free(&comms[0]);
   MPI_Comm_free(&comms[1]);
   free(sendbuf);
