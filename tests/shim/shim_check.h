@@ -110,6 +110,30 @@ static inline int shim_host_members(MPI_Comm comm, int *place) {
   return count;
 }
 
+/* MPI_Win_create on comm (collective; *win is MPI_WIN_NULL when it returns 0). Open MPI 4.1
+ * without UCX has no one-sided component for one process or for processes on several hosts
+ * (over TCP), and fails there with MPI_ERR_WIN, natively too: then the transcript notes it and
+ * the caller skips its windows. Any other failure fails the test. */
+static inline int shim_win_create(void *base, MPI_Aint bytes, int unit, MPI_Comm comm, MPI_Win *win,
+                                  const char *what) {
+  int size = 0, place = 0, on_host = shim_host_members(comm, &place), cls = MPI_SUCCESS;
+  MPI_Errhandler before;
+  MPI_Comm_size(comm, &size);
+  CHECK_MPI(MPI_Comm_get_errhandler(comm, &before));
+  CHECK_MPI(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN));
+  int err = MPI_Win_create(base, bytes, unit, MPI_INFO_NULL, comm, win);
+  CHECK_MPI(MPI_Comm_set_errhandler(comm, before));
+  CHECK_MPI(MPI_Errhandler_free(&before));
+  if (err == MPI_SUCCESS) return 1;
+  *win = MPI_WIN_NULL;
+  MPI_Error_class(err, &cls);
+  CHECK(cls == MPI_ERR_WIN && (size == 1 || on_host < size),
+        "%s: MPI_Win_create failed with class %d (%d of %d processes on this host)", what, cls,
+        on_host, size);
+  note("%s: no one-sided windows here (MPI_ERR_WIN)", what);
+  return 0;
+}
+
 static inline void shim_init_thread_multiple(int *argc, char ***argv) {
   int provided = MPI_THREAD_SINGLE;
   MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
