@@ -195,7 +195,7 @@ def run_program(build, mpi, placement, program, modes, timeout):
     results = []
     # Each mode's run is compared with a native run that sees the same RANGECOMM_MODE (some
     # programs read it, as the test command's native runs do).
-    with tempfile.TemporaryDirectory(dir=ROOT) as tmp:  # one file system for every host
+    with tempfile.TemporaryDirectory() as tmp:  # the hosts share the machine's file systems
         for mode in modes:
             native, directory = os.path.join(tmp, mode + '-native'), os.path.join(tmp, mode)
             os.mkdir(native)
