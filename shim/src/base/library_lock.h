@@ -60,15 +60,16 @@ void wake_progress_thread_if_idle();
 
 class Locked {
  public:
-  Locked() : locked_(lock_active()) {
+  Locked() : locked_(lock_active()), counted_(locked_ && g_progress_thread) {
     if (!locked_) return;
-    if (g_progress_thread) g_inside_library.fetch_add(1, std::memory_order_relaxed);
+    if (counted_) g_inside_library.fetch_add(1, std::memory_order_relaxed);
     lock_library();
   }
   ~Locked() {
     if (!locked_) return;
     unlock_library();
-    if (g_progress_thread && g_inside_library.fetch_sub(1, std::memory_order_relaxed) == 1)
+    // counted_, not g_progress_thread: the thread may have started or stopped meanwhile.
+    if (counted_ && g_inside_library.fetch_sub(1, std::memory_order_relaxed) == 1)
       wake_progress_thread_if_idle();
   }
   Locked(const Locked&) = delete;
@@ -76,6 +77,7 @@ class Locked {
 
  private:
   bool locked_;
+  bool counted_;  // it added to g_inside_library
 };
 
 class Unlocked {
