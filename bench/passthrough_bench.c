@@ -13,11 +13,12 @@
  *   passthrough_bench [--calls N] [--iters N] [--rounds N] [--size BYTES] [--dup-first 0|1]
  *       one MPI run (start it under mpiexec, with or without LD_PRELOAD); prints
  *       "shim <0|1>", "comm_rank_ns <x>", "pingpong_us <x>" on rank 0.
- *   passthrough_bench --compare LIBRANGECOMM [--runs R] [options] -- MPIEXEC [ARGS...]
+ *   passthrough_bench --compare LIBRANGECOMM [--runs R] [--program P] [options] -- MPIEXEC ...
  *       runs the above R times without and R times with LD_PRELOAD=LIBRANGECOMM, alternating,
  *       each as "MPIEXEC ARGS -n 2 <this program> options", and prints the median and the
  *       best (lowest) value over runs and the differences. A benchmark: it measures, it never
- *       fails on a timing.
+ *       fails on a timing. --program P runs P instead, which prints the same lines but
+ *       comm_rank_real_ns (passthrough_bench.f90: the same from Fortran).
  *
  * --dup-first 1 duplicates and frees MPI_COMM_WORLD before measuring, as nearly every program
  * does. It matters on Open MPI 4.1: the first communicator creation (or nonblocking collective)
@@ -158,7 +159,7 @@ struct result {
 
 /* One run of this program under mpiexec; reads its result lines. */
 static int run_child(const char *prefix, const char *self, const char *mpiexec, const char *args,
-                     struct result *res, int *shim) {
+                     struct result *res, int *shim, int lines) {
   char cmd[16384], line[256];
   snprintf(cmd, sizeof cmd, "%s-n 2 %s'%s' %s", mpiexec, prefix, self, args);
   FILE *out = popen(cmd, "r");
@@ -170,7 +171,7 @@ static int run_child(const char *prefix, const char *self, const char *mpiexec, 
     found += sscanf(line, "pingpong_us %lf", &res->v[2]) == 1;
     found += sscanf(line, "shim %d", shim) == 1;
   }
-  return pclose(out) == 0 && found == 4;
+  return pclose(out) == 0 && found == lines;
 }
 
 /* Median and best (lowest) over runs of f(result) for one variant. */
@@ -201,7 +202,7 @@ static double wrapper_ns(const struct result *r) { return r->v[0] - r->v[1]; }
 static double latency_us(const struct result *r) { return r->v[2]; }
 
 static int run_compare(const char *library, const char *self, const char *mpiexec,
-                       const struct options *o) {
+                       const struct options *o, int own) {
   char args[256], preload[4200];
   struct result *res[2] = {calloc((size_t)o->runs, sizeof(struct result)),
                            calloc((size_t)o->runs, sizeof(struct result))};
@@ -215,11 +216,13 @@ static int run_compare(const char *library, const char *self, const char *mpiexe
     for (int with = 0; with < 2; ++with) { /* alternate, so that drift hits both alike */
       int shim = -1;
       struct result *r = &res[with][run];
-      if (!run_child(with ? preload : "", self, mpiexec, args, r, &shim) || shim != with) {
+      if (!run_child(with ? preload : "", self, mpiexec, args, r, &shim, own ? 4 : 3) ||
+          shim != with) {
         fprintf(stderr, "passthrough_bench: run %ld %s the library failed (shim=%d)\n", run,
                 with ? "with" : "without", shim);
         return 1;
       }
+      if (!own) r->v[1] = r->v[0]; /* another --program has no PMPI_Comm_rank row */
       fprintf(rows, "row,%s,%ld,%.3f,%.3f,%.4f\n", with ? "preload" : "native", run, r->v[0],
               r->v[1], r->v[2]);
       fflush(rows);
@@ -239,6 +242,7 @@ static int run_compare(const char *library, const char *self, const char *mpiexe
       "\n%ld runs each (median / best)  MPI_Comm_rank ns   as bound - PMPI ns   "
       "ping-pong %ld B us\n",
       o->runs, o->size);
+  if (!own) printf("(as bound - PMPI: not measured by %s)\n", self);
   printf("without the library          %7.2f / %7.2f   %+6.2f / %+6.2f   %7.3f / %7.3f\n", m[0][0],
          b[0][0], m[0][1], b[0][1], m[0][2], b[0][2]);
   printf("LD_PRELOAD                   %7.2f / %7.2f   %+6.2f / %+6.2f   %7.3f / %7.3f\n", m[1][0],
@@ -261,7 +265,7 @@ static void usage(void) {
       "usage: passthrough_bench [--calls N] [--iters N] [--rounds N] [--size BYTES]\n"
       "                         [--dup-first 0|1]                (one run, under mpiexec)\n"
       "       passthrough_bench --compare LIBRANGECOMM [--runs R] [--format table|csv] "
-      "[options]\n                         -- MPIEXEC [ARGS...]\n"
+      "[--program P]\n                         [options] -- MPIEXEC [ARGS...]\n"
       "Pass-through cost of librangecomm.so on real communicators: MPI_Comm_rank ns per "
       "call and\n2-rank ping-pong latency, without and with LD_PRELOAD (see the comment "
       "at the top of\nbench/passthrough_bench.c). Defaults: --calls 20000000 --iters 20000 "
@@ -270,7 +274,7 @@ static void usage(void) {
 
 int main(int argc, char **argv) {
   struct options o = {20000000, 20000, 15, 8, 5, 0, 0};
-  const char *library = NULL;
+  const char *library = NULL, *program = NULL;
   static const struct option longopts[] = {{"compare", required_argument, NULL, 'c'},
                                            {"calls", required_argument, NULL, 'n'},
                                            {"iters", required_argument, NULL, 'i'},
@@ -279,6 +283,7 @@ int main(int argc, char **argv) {
                                            {"runs", required_argument, NULL, 'R'},
                                            {"dup-first", required_argument, NULL, 'd'},
                                            {"format", required_argument, NULL, 'f'},
+                                           {"program", required_argument, NULL, 'p'},
                                            {"help", no_argument, NULL, 'h'},
                                            {NULL, 0, NULL, 0}};
   int c, ok = 1;
@@ -312,6 +317,9 @@ int main(int argc, char **argv) {
       case 'f':
         ok = bench_format("passthrough_bench", optarg, &o.csv);
         break;
+      case 'p':
+        program = optarg;
+        break;
       default:
         ok = 0; /* getopt_long printed what was wrong */
     }
@@ -321,5 +329,9 @@ int main(int argc, char **argv) {
   char launcher[4096], self[PATH_MAX];
   if (bench_launcher("passthrough_bench", argc, argv, optind, launcher, sizeof launcher, self))
     return 2;
-  return run_compare(library, self, launcher, &o);
+  if (program != NULL && realpath(program, self) == NULL) {
+    fprintf(stderr, "passthrough_bench: no program %s\n", program);
+    return 2;
+  }
+  return run_compare(library, self, launcher, &o, program == NULL);
 }

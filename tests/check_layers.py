@@ -16,7 +16,7 @@ import re
 import sys
 
 CORE_ROOMS = ["util", "engine", "wire", "comm", "p2p", "sched", "coll", "groups"]
-SHIM_ROOMS = ["base", "handles", "requests", "operations", "world", "comms", "accelerate", "entry"]
+SHIM_ROOMS = ["base", "handles", "requests", "operations", "world", "comms", "accelerate", "entry", "fortran"]
 
 # Includes of the shim that point up, and why they must.
 SHIM_UPWARD = {
@@ -31,7 +31,8 @@ SHIM_UPWARD = {
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 # Headers of neither tree's rooms: the public headers, and the shim's generated ones.
-OUTSIDE = ("rangecomm/", "rangecomm.h", "real_mpi.h", "shim_hooks.h", "core_redirect.h")
+OUTSIDE = ("rangecomm/", "rangecomm.h", "real_mpi.h", "shim_hooks.h", "core_redirect.h",
+           "fortran_entries.h")
 
 
 def check_tree(root, tree, rooms, upward, suffixes):

@@ -210,3 +210,55 @@ def wrapped_without_handles(name):
 
 def inout_types(name):
     return _INOUT.get(base_name(name), set())
+
+
+# The Fortran bindings (tools/gen_fortran.py). The library defines the Fortran entry points of
+# every function whose C form reads a communicator, request or message; what follows is what
+# the C signature does not tell about the Fortran one.
+
+# Written by hand in shim/src/fortran/ (the attribute value is an integer in Fortran, not a
+# pointer; the keyval and error handler calls carry Fortran callbacks the library must call
+# the Fortran way; spawn's argv is an array of Fortran strings). They need not take a handle.
+FORTRAN_HANDWRITTEN = {
+    'Comm_get_attr', 'Comm_set_attr', 'Attr_get', 'Attr_put',
+    'Comm_create_keyval', 'Keyval_create', 'Comm_create_errhandler', 'Errhandler_create',
+    'Comm_spawn', 'Comm_spawn_multiple',
+}
+
+# Statements run after the C call, with {i} the name of the C function's i-th parameter:
+# indices that Fortran numbers from 1 where C numbers from 0.
+_FORTRAN_AFTER = {
+    'Waitany': ['if (*{2} >= 0) ++*{2};'],
+    'Testany': ['if (*{2} >= 0) ++*{2};'],
+    'Request_get_status_any': ['if (*{2} >= 0) ++*{2};'],
+    'Waitsome': ['rcshim::fortran_indices({3}, *{2});'],
+    'Testsome': ['rcshim::fortran_indices({3}, *{2});'],
+    'Request_get_status_some': ['rcshim::fortran_indices({3}, *{2});'],
+}
+
+# How many statuses of an array the call writes, where not all (`{i}` as above).
+_FORTRAN_STATUSES_WRITTEN = {'Waitsome': '*{2}', 'Testsome': '*{2}',
+                             'Request_get_status_some': '*{2}'}
+
+# The length of an array of datatypes, given per process of the communicator (fortran_peers in
+# shim/src/fortran/support.h: 'all' processes, or a topology's 'sources' or 'destinations').
+_FORTRAN_ARRAY_LENGTH = {
+    'sendtypes': 'rcshim::Peers::all', 'recvtypes': 'rcshim::Peers::all',
+}
+_FORTRAN_NEIGHBOR_LENGTH = {
+    'sendtypes': 'rcshim::Peers::destinations', 'recvtypes': 'rcshim::Peers::sources',
+}
+
+
+def fortran_after(name):
+    return _FORTRAN_AFTER.get(base_name(name), [])
+
+
+def fortran_statuses_written(name):
+    return _FORTRAN_STATUSES_WRITTEN.get(base_name(name))
+
+
+def fortran_array_length(name, param):
+    stem = base_name(name)
+    neighbor = 'eighbor_' in stem
+    return (_FORTRAN_NEIGHBOR_LENGTH if neighbor else _FORTRAN_ARRAY_LENGTH).get(param)

@@ -8,10 +8,12 @@
 #   tools/mpich-testsuite.sh [--full] [--build-mpich DIR] [--build-openmpi DIR]
 #                            [--configs A,B] [--dirs D,E] [--tests PATTERN,...]
 #                            [--time-limit S] [--results FILE] [--baselines FILE]
-#                            [--lock FILE] [--fetch-only] [--source-version V]
+#                            [--lock FILE] [--fetch-only] [--source-version V] [--fortran]
 #
 # Without --full it runs the CI subset (tests/mpich-suite/ci-tests.txt, about 4 minutes on two
-# cores); --full runs every test of the directories. The sources are fetched once with
+# cores); --full runs every test of the directories. --fortran runs MPICH's Fortran tests
+# (the f77, f90 and f08 directories) instead of the C ones, without --full those of
+# tests/mpich-suite/ci-fortran-tests.txt. The sources are fetched once with
 # `apt-get source mpich=<version>` into .cache/mpich-testsuite/ (MPICH_SUITE_CACHE), with a
 # private sources list and state, so the machine's apt setup is untouched; the tests are built
 # there too, one program at a time with at most two compilers running. --lock FILE (or
@@ -23,6 +25,7 @@ top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$top"
 
 full=0
+fortran=0
 fetch_only=0
 build_mpich=build-mpich
 build_openmpi=build-openmpi
@@ -31,13 +34,14 @@ pass=()
 while (( $# > 0 )); do
   case $1 in
     --full) full=1; shift ;;
+    --fortran) fortran=1; pass+=("$1"); shift ;;
     --fetch-only) fetch_only=1; shift ;;
     --build-mpich) build_mpich=$2; shift 2 ;;
     --build-openmpi) build_openmpi=$2; shift 2 ;;
     --source-version) source_version=$2; shift 2 ;;
     --configs|--dirs|--tests|--time-limit|--results|--baselines|--jobs|--tail|--lock) pass+=("$1" "$2"); shift 2 ;;
     --build-only) pass+=("$1"); shift ;;
-    -h|--help) sed -n '2,20s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    -h|--help) sed -n '2,22s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) echo "mpich-testsuite: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -82,7 +86,10 @@ for dir in "$build_mpich" "$build_openmpi"; do
 done
 
 subset=()
-(( full )) || subset=(--subset tests/mpich-suite/ci-tests.txt)
+if (( ! full )); then
+  if (( fortran )); then subset=(--subset tests/mpich-suite/ci-fortran-tests.txt)
+  else subset=(--subset tests/mpich-suite/ci-tests.txt); fi
+fi
 status=0
 python3 tools/mpich_testsuite.py --suite "$suite" --work "$source_dir/work-for-$installed" \
   --config-headers tests/mpich-suite --expectations tests/mpich-suite/expectations.txt \

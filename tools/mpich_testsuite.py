@@ -24,12 +24,18 @@ import time
 
 DIRS_DEFAULT = ["comm", "group", "pt2pt", "coll", "attr", "errhan", "info", "init", "topo",
                 "threads/comm", "errors/comm", "errors/group", "errors/pt2pt", "errors/coll"]
+FORTRAN_KINDS = ("f77", "f90", "f08")  # directories of Fortran tests, by binding
 DEFAULT_TIME_LIMIT = 180  # runtests' default, seconds
+# What MPICH's configure substitutes into the Fortran tests' *.h.in headers (f77/attr/
+# attraints.h.in, f77/io/iooffset.h.in, ...): integer kinds of MPI_ADDRESS_KIND and
+# MPI_OFFSET_KIND, 8 on both MPIs here (x86_64; mpif.h says so), and integer*8 is available.
+FORTRAN_HEADER_SUBST = {"F77_MPI_ADDRESS": "integer*8", "F77_MPI_OFFSET": "integer*8"}
 
 MPIS = {
-    "mpich": dict(label="MPICH", cc="mpicc.mpich", launcher=["mpiexec.mpich"], cap=4,
-                  mpix=True, hydra=True, version=(4, 0)),
-    "openmpi": dict(label="Open MPI", cc="mpicc.openmpi",
+    "mpich": dict(label="MPICH", cc="mpicc.mpich", f77="mpif77.mpich", fc="mpif90.mpich",
+                  launcher=["mpiexec.mpich"], cap=4, mpix=True, hydra=True, version=(4, 0)),
+    "openmpi": dict(label="Open MPI", cc="mpicc.openmpi", f77="mpif77.openmpi",
+                    fc="mpif90.openmpi",
                     launcher=["mpirun.openmpi"], extra=["--oversubscribe"], cap=8,
                     cflags=["-DOMPI_OMIT_MPI1_COMPAT_DECLS=0"],
                     mpix=False, hydra=False, version=(3, 1)),
@@ -59,6 +65,27 @@ def matches(test_id, pattern):
 
 def log(*words):
     print(*words, flush=True)
+
+
+def fortran_kind(directory):
+    """'f77', 'f90' or 'f08' for a directory of Fortran tests, else None."""
+    top = directory.split("/", 1)[0]
+    return top if top in FORTRAN_KINDS else None
+
+
+def expand_dirs(suite, names):
+    """--dirs words as directories: f77, f90 and f08 alone stand for all their subdirectories
+    that have a testlist (io, rma and spawn included, as MPICH's configure would list them)."""
+    dirs = []
+    for name in names:
+        if name in FORTRAN_KINDS:
+            top = os.path.join(suite, name)
+            dirs += [f"{name}/{d}" for d in sorted(os.listdir(top))
+                     if any(os.path.exists(os.path.join(top, d, t))
+                            for t in ("testlist", "testlist.in"))]
+        elif name:
+            dirs.append(name)
+    return dirs
 
 
 # ------------------------------------------------------------------------------------------
@@ -144,10 +171,15 @@ def testlist_skip(test, spec):
     return None
 
 
+SOURCE_SUFFIXES = (".c", ".f", ".f90")
+
+
 def read_makefile_am(path):
     """program -> {'sources': [...], 'cppflags': [...], 'libs': [...]}, plus '' -> directory-wide
-    CPPFLAGS, and 'threads' -> True if the directory links the thread helpers."""
-    info = {"": {"cppflags": [], "threads": False}}
+    CPPFLAGS, 'threads' -> True if the directory links the thread helpers, 'ext' -> the source
+    suffix of programs without _SOURCES (AM_DEFAULT_SOURCE_EXT) and 'fflags' -> the -I
+    options of AM_FFLAGS."""
+    info = {"": {"cppflags": [], "threads": False, "ext": ".c", "fflags": []}}
     if not os.path.exists(path):
         return info
     with open(path) as f:
@@ -162,7 +194,7 @@ def read_makefile_am(path):
             entry = info.setdefault(prog, {"sources": None, "cppflags": [], "libs": []})
             words = value.split()
             if kind == "SOURCES":
-                entry["sources"] = [w for w in words if w.endswith((".c", ".h"))]
+                entry["sources"] = [w for w in words if w.endswith(SOURCE_SUFFIXES + (".h",))]
             elif kind == "CPPFLAGS":
                 entry["cppflags"] = [w for w in words if w.startswith("-D")]
             else:
@@ -171,6 +203,13 @@ def read_makefile_am(path):
         m = re.match(r"AM_CPPFLAGS\s*\+?=\s*(.*)", line)
         if m:
             info[""]["cppflags"] += [w for w in m.group(1).split() if w.startswith("-D")]
+        m = re.match(r"AM_DEFAULT_SOURCE_EXT\s*=\s*(\S+)", line)
+        if m:
+            info[""]["ext"] = m.group(1)
+        m = re.match(r"AM_FFLAGS\s*\+?=\s*(.*)", line)
+        if m:
+            info[""]["fflags"] += [w for w in m.group(1).split()
+                                   if w.startswith("-I") and w != "-I."]
     return info
 
 
@@ -225,6 +264,11 @@ class Builder:
         # MPICH's tests and dtpools still call MPI-1 names that MPI-3 removed (MPI_Type_hvector,
         # MPI_Attr_get, ...); Open MPI 4.1 has them in the library but hides the declarations.
         self.cflags += self.spec.get("cflags", [])
+        # gfortran 10 and later reject calls of one external routine with different argument
+        # types (MPI_Send of an integer and of a real buffer through mpif.h); MPICH's
+        # configure adds these flags for the same reason.
+        self.fflags = ["-O1", "-g0", "-w", "-fallow-argument-mismatch", "-fallow-invalid-boz"]
+        self.fortran_helpers = {}
         self.compile_seconds = 0.0
 
     def run(self, cmd, cwd):
@@ -233,31 +277,41 @@ class Builder:
                               text=True, errors="replace")
         return proc.returncode, proc.stdout, time.monotonic() - start
 
+    @staticmethod
+    def command_text(cmds):
+        """The text a target's .cmd stamp holds: one command, or several (a list of lists)
+        joined with && (a Fortran program's C objects, then its link)."""
+        if cmds and isinstance(cmds[0], list):
+            return " && ".join(shlex.join(c) for c in cmds)
+        return shlex.join(cmds)
+
     def up_to_date(self, target, cmd, inputs):
         stamp = target + ".cmd"
         if not os.path.exists(target) or not os.path.exists(stamp):
             return False
         with open(stamp) as f:
-            if f.read() != shlex.join(cmd):
+            if f.read() != self.command_text(cmd):
                 return False
         built = os.path.getmtime(target)
         return all(os.path.getmtime(i) <= built for i in inputs if os.path.exists(i))
 
     def remember(self, target, cmd):
         with open(target + ".cmd", "w") as f:
-            f.write(shlex.join(cmd))
+            f.write(self.command_text(cmd))
 
     def build_util(self):
         """mtest and dtpools objects, once per MPI. Returns False if they do not compile."""
         util = os.path.join(self.out, "util")
         os.makedirs(util, exist_ok=True)
-        # dtpools includes "../dtpoolsconf.h" relative to its include directory.
-        conf = os.path.join(self.suite, "dtpools", "dtpoolsconf.h")
-        with open(os.path.join(self.args.config_headers, "dtpoolsconf.h")) as f:
-            text = f.read()
-        if not os.path.exists(conf) or open(conf).read() != text:
-            with open(conf, "w") as f:
-                f.write(text)
+        # dtpools includes "../dtpoolsconf.h" relative to its include directory, and the C
+        # sources of the Fortran directories "../../include/mpitestconf.h" relative to theirs.
+        for name, where in (("dtpoolsconf.h", "dtpools"), ("mpitestconf.h", "include")):
+            conf = os.path.join(self.suite, where, name)
+            with open(os.path.join(self.args.config_headers, name)) as f:
+                text = f.read()
+            if not os.path.exists(conf) or open(conf).read() != text:
+                with open(conf, "w") as f:
+                    f.write(text)
         headers = [os.path.join(self.args.config_headers, h)
                    for h in ("mpitestconf.h", "dtpoolsconf.h")]
         jobs = []
@@ -294,15 +348,72 @@ class Builder:
         self.dtpools = lib
         return True
 
+    def fortran_helper(self, kind):
+        """util/mtest_<kind> (MTest_Init, MTest_Finalize, ... in Fortran) compiled once per MPI
+        with the MPI's wrapper for the kind. Returns (object or None, compiler output)."""
+        if kind in self.fortran_helpers:
+            return self.fortran_helpers[kind]
+        util = os.path.join(self.out, "util", kind)
+        os.makedirs(util, exist_ok=True)
+        source = os.path.join(self.suite, "util",
+                              "mtest_f77.f" if kind == "f77" else f"mtest_{kind}.f90")
+        obj = os.path.join(util, f"mtest_{kind}.o")
+        cmd = [self.fortran_compiler(kind), *self.fflags, "-J" + util, "-c", source, "-o", obj]
+        result = (obj, "")
+        if not self.up_to_date(obj, cmd, [source]):
+            status, output, seconds = self.run(cmd, util)
+            self.compile_seconds += seconds
+            if status == 0:
+                self.remember(obj, cmd)
+            else:
+                log(f"mpich-suite: {self.mpi}: {source} does not compile:\n{output}")
+                result = (None, output)
+        self.fortran_helpers[kind] = result
+        return result
+
+    def fortran_compiler(self, kind):
+        """MPI's Fortran wrapper for a directory kind: mpif77 for f77, mpif90 for f90 and f08."""
+        return self.spec["f77" if kind == "f77" else "fc"]
+
+    def fortran_headers(self, directory, extra_dirs):
+        """Writes the headers MPICH's configure makes from *.h.in (attraints.h, typeaints.h,
+        iooffset.h, ...) into the build directory of `directory` and of `extra_dirs`: those of
+        the directory itself and of its f77 counterpart (the f90 and f08 sources are made from
+        the f77 ones and include the same headers). Returns the headers written."""
+        written = []
+        for target in [directory] + extra_dirs:
+            outdir = os.path.join(self.out, target)
+            os.makedirs(outdir, exist_ok=True)
+            sub = target.split("/", 1)[1] if "/" in target else ""
+            for srcdir in {os.path.join(self.suite, target), os.path.join(self.suite, "f77", sub)}:
+                if not os.path.isdir(srcdir):
+                    continue
+                for name in sorted(os.listdir(srcdir)):
+                    if not name.endswith(".h.in"):
+                        continue
+                    with open(os.path.join(srcdir, name)) as f:
+                        text = re.sub(r"@(\w+)@", lambda m: FORTRAN_HEADER_SUBST.get(
+                            m.group(1), m.group(0)), f.read())
+                    header = os.path.join(outdir, name[:-3])
+                    if not os.path.exists(header) or open(header).read() != text:
+                        with open(header, "w") as f:
+                            f.write(text)
+                    written.append(header)
+        return written
+
     def program_job(self, directory, program, makefiles):
-        """The compile command of directory/program, its binary and its inputs."""
+        """The compile commands of directory/program, its binary and its inputs."""
         am = makefiles.setdefault(directory, read_makefile_am(
             os.path.join(self.suite, directory, "Makefile.am")))
         entry = am.get(program, {"sources": None, "cppflags": [], "libs": []})
         srcdir = os.path.join(self.suite, directory)
-        sources = [os.path.join(srcdir, s) for s in (entry["sources"] or [program + ".c"])]
+        sources = [os.path.join(srcdir, s)
+                   for s in (entry["sources"] or [program + am[""]["ext"]])]
         outdir = os.path.join(self.out, directory)
         binary = os.path.join(outdir, program)
+        kind = fortran_kind(directory)
+        if kind and any(s.endswith((".f", ".f90")) for s in sources):
+            return self.fortran_job(directory, program, am, entry, sources, binary, outdir)
         threads = am[""]["threads"]
         cppflags = am[""]["cppflags"] + entry["cppflags"]
         if threads and "-DMTEST_USE_THREAD" not in cppflags:
@@ -313,33 +424,85 @@ class Builder:
                *entry["libs"], "-lm"] + (["-lpthread"] if threads else [])
         inputs = sources + self.mtest + [self.single, self.thread, self.dtpools,
                                          os.path.join(self.args.config_headers, "mpitestconf.h")]
-        return binary, cmd, inputs, outdir
+        return binary, [cmd], inputs, outdir
+
+    def shared_c_source(self, directory, source):
+        """A C source that a Fortran directory's Makefile copies at build time from the f90 or
+        f77 directory of the same name (f08/ext/c2f902c.c from f90/ext, ctypesfromc.c from
+        f77/ext): the original's path. Any other source as it is."""
+        if not source.endswith(".c") or os.path.exists(source):
+            return source
+        sub = directory.split("/", 1)[1]
+        for kind in ("f90", "f77"):
+            original = os.path.join(self.suite, kind, sub, os.path.basename(source))
+            if os.path.exists(original):
+                return original
+        return source
+
+    def fortran_job(self, directory, program, am, entry, sources, binary, outdir):
+        """The commands of a Fortran program: its C sources (bottomc.c, c2f2c.c, ...) compiled
+        with the MPI's C compiler, then the Fortran sources compiled and linked with the MPI's
+        Fortran wrapper and util/mtest_<kind>. Modules go to a directory of the program's own,
+        so that two compilers at work in one directory do not share them."""
+        kind = fortran_kind(directory)
+        helper, _ = self.fortran_helper(kind)
+        extra = [os.path.normpath(os.path.join(directory, f[2:])) for f in am[""]["fflags"]]
+        headers = self.fortran_headers(directory, extra)
+        moddir = os.path.join(outdir, ".mod", program)
+        sources = [self.shared_c_source(directory, s) for s in sources]
+        cmds, objects = [], []
+        for source in sources:
+            if source.endswith(".c"):
+                obj = os.path.join(moddir, os.path.basename(source)[:-2] + ".o")
+                # gfortran's external names: lower case with one trailing underscore.
+                cmds.append([self.spec["cc"], *self.cflags, "-DF77_NAME_LOWER_USCORE",
+                             *am[""]["cppflags"],
+                             *entry["cppflags"], *self.includes, "-c", source, "-o", obj])
+                objects.append(obj)
+        fortran = [s for s in sources if s.endswith((".f", ".f90"))]
+        includes = ["-I" + outdir, "-I" + os.path.join(self.suite, directory)] + \
+            ["-I" + os.path.join(self.out, d) for d in extra]
+        cmds.append([self.fortran_compiler(kind), *self.fflags, *includes, "-J" + moddir,
+                     *fortran, *objects, "-o", binary, helper or "mtest-helper-missing",
+                     *entry["libs"]])
+        return binary, cmds, sources + headers + ([helper] if helper else []), outdir
 
     def build_programs(self, programs):
         """Compiles (directory, program) pairs, at most --jobs at once. Returns
         {(directory, program): None if built, else the compiler's output}."""
         makefiles, jobs, results = {}, [], {}
         for directory, program in programs:
-            binary, cmd, inputs, outdir = self.program_job(directory, program, makefiles)
+            binary, cmds, inputs, outdir = self.program_job(directory, program, makefiles)
             os.makedirs(outdir, exist_ok=True)
-            if self.up_to_date(binary, cmd, inputs):
+            if self.up_to_date(binary, cmds, inputs):
                 results[(directory, program)] = None
             else:
-                jobs.append(((directory, program), binary, cmd, outdir))
+                jobs.append(((directory, program), binary, cmds, outdir))
 
         def one(job):
-            key, binary, cmd, outdir = job
-            missing = [s for s in cmd if s.endswith(".c") and not os.path.exists(s)]
+            key, binary, cmds, outdir = job
+            missing = [s for cmd in cmds for s in cmd
+                       if s.endswith(SOURCE_SUFFIXES) and not os.path.exists(s)]
             if missing:
-                return key, binary, cmd, 1, f"no source {missing[0]}", 0.0
-            status, output, seconds = self.run(cmd, outdir)
-            return key, binary, cmd, status, output, seconds
+                return key, binary, cmds, 1, f"no source {missing[0]}", 0.0
+            total = 0.0
+            for cmd in cmds:
+                # A Fortran program's module directory, where its C objects go too.
+                os.makedirs(os.path.dirname(cmd[cmd.index("-o") + 1]), exist_ok=True)
+                for word in cmd:
+                    if word.startswith("-J"):
+                        os.makedirs(word[2:], exist_ok=True)
+                status, output, seconds = self.run(cmd, outdir)
+                total += seconds
+                if status != 0:
+                    break
+            return key, binary, cmds, status, output, total
 
         with concurrent.futures.ThreadPoolExecutor(max_workers=self.args.jobs) as pool:
-            for key, binary, cmd, status, output, seconds in pool.map(one, jobs):
+            for key, binary, cmds, status, output, seconds in pool.map(one, jobs):
                 self.compile_seconds += seconds
                 if status == 0:
-                    self.remember(binary, cmd)
+                    self.remember(binary, cmds)
                     results[key] = None
                 else:
                     if os.path.exists(binary):
@@ -486,7 +649,11 @@ def main():
     p.add_argument("--build-mpich", required=True)
     p.add_argument("--build-openmpi", required=True)
     p.add_argument("--configs", default=",".join(CONFIGS))
-    p.add_argument("--dirs", default=",".join(DIRS_DEFAULT))
+    p.add_argument("--dirs", help="comma-separated directories of the suite (f77, f90, f08: "
+                   "all of theirs); default: the C directories, or with --fortran the Fortran "
+                   "ones")
+    p.add_argument("--fortran", action="store_true",
+                   help="run the Fortran tests (f77, f90 and f08 directories) by default")
     p.add_argument("--tests", default="*", help="comma-separated test-id patterns")
     p.add_argument("--jobs", type=int, default=2)
     p.add_argument("--time-limit", type=int, default=0,
@@ -503,6 +670,8 @@ def main():
     for name in ("suite", "work", "config_headers", "build_mpich", "build_openmpi"):
         setattr(args, name, os.path.abspath(getattr(args, name)))
 
+    dirs = expand_dirs(args.suite, args.dirs.split(",") if args.dirs else
+                       list(FORTRAN_KINDS) if args.fortran else DIRS_DEFAULT)
     configs = [c for c in args.configs.split(",") if c]
     for c in configs:
         if c not in CONFIGS:
@@ -556,7 +725,7 @@ def main():
         if not mpi_configs:
             continue
         tests = []
-        for directory in args.dirs.split(","):
+        for directory in dirs:
             tests += [t for t in read_testlist(args.suite, directory, mpi) if wanted(t.id)]
         builder = Builder(args, mpi)
         start = time.monotonic()

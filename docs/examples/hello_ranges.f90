@@ -1,13 +1,14 @@
-! Getting started in Fortran: a range made through range_helper.c, then only standard MPI
-! (docs/getting-started.md).
+! Getting started in Fortran: a range made with MPIX_Comm_create_range (use rangecomm, beside
+! use mpi_f08), then only standard MPI (docs/getting-started.md).
 !
-!   mpicc -c range_helper.c $(pkg-config --cflags rangecomm)
-!   mpif90 hello_ranges.f90 range_helper.o $(pkg-config --libs rangecomm) -o hello_f
+!   mpif90 $(pkg-config --cflags rangecomm) hello_ranges.f90 $(pkg-config --libs rangecomm) -o hello_f
 !   mpiexec -n 3 ./hello_f
 program hello_ranges
-  use mpi
+  use mpi_f08
+  use rangecomm
   implicit none
-  integer :: ierror, rank, size, h, half, half_rank, half_sum, from_root, i
+  type(MPI_Comm) :: half
+  integer :: ierror, rank, size, h, half_rank, half_sum, from_root, i
   integer :: row(3)
   integer, allocatable :: rows(:)
 
@@ -18,9 +19,9 @@ program hello_ranges
   ! Two halves, each made by its own members: local, no communication.
   h = (size + 1) / 2
   if (rank < h) then
-    call make_range(MPI_COMM_WORLD, 0, h - 1, 1, half, ierror)
+    call MPIX_Comm_create_range(MPI_COMM_WORLD, 0, h - 1, 1, half, ierror)
   else
-    call make_range(MPI_COMM_WORLD, h, size - 1, 1, half, ierror)
+    call MPIX_Comm_create_range(MPI_COMM_WORLD, h, size - 1, 1, half, ierror)
   end if
   if (ierror /= MPI_SUCCESS) call MPI_Abort(MPI_COMM_WORLD, 1, ierror)
 

@@ -513,8 +513,12 @@ TypeP absolute(const TypeP& t, const void* origin) {
 
 Buf make_buf(std::vector<Placement> places, uint64_t fill_seed) {
   Buf b;
+  // The region always holds the origin itself. A buffer argument pointing outside its own
+  // allocation could equal another buffer's argument: aliased arguments, which MPI forbids even
+  // when the displacements keep the data apart (MPICH returns MPI_ERR_BUFFER; Open MPI's
+  // nonblocking collectives take a send buffer equal to the receive buffer for MPI_IN_PLACE, and
+  // an MPI_Ialltoallw whose sender did so hung).
   MPI_Aint lo = 0, hi = 0;
-  bool any = false;
   for (const Placement& p : places) {
     if (p.count <= 0 || p.type->pieces.empty()) continue;
     MPI_Aint pmin = p.type->pieces[0].off, pmax = pmin;
@@ -523,14 +527,10 @@ Buf make_buf(std::vector<Placement> places, uint64_t fill_seed) {
       pmax = std::max(pmax, q.off + (MPI_Aint)prim_size(q.prim));
     }
     MPI_Aint last = (p.count - 1) * p.type->extent;
-    MPI_Aint a = p.at + std::min<MPI_Aint>(0, last) + pmin;
-    MPI_Aint z = p.at + std::max<MPI_Aint>(0, last) + pmax;
-    lo = any ? std::min(lo, a) : a;
-    hi = any ? std::max(hi, z) : z;
-    any = true;
+    lo = std::min(lo, p.at + std::min<MPI_Aint>(0, last) + pmin);
+    hi = std::max(hi, p.at + std::max<MPI_Aint>(0, last) + pmax);
   }
   const MPI_Aint margin = 24;
-  if (!any) lo = hi = 0;
   b.origin_off = round16(margin - lo);
   b.mem.resize((size_t)(b.origin_off + hi + margin));
   b.places = std::move(places);

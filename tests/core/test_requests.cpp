@@ -2,6 +2,8 @@
 #include <climits>
 #include <numeric>
 
+#include <rangecomm/embedding.hpp>
+
 #include "p2p_util.hpp"
 
 using namespace p2ptest;
@@ -425,4 +427,47 @@ TEST_CASE("blocking sends progress waiting wildcard receives") {
     CHECK(in.front() == from);
     CHECK(in.back() == from);
   }
+}
+
+// Under Set_background_progress (the shim's progress thread) a nonblocking collective that is
+// one message for this process stays an operation that Progress() moves, without a completion
+// call; otherwise it is MPI's own request, which nothing counts as needing progress. The leaf of
+// a scatter over two processes: one receive, posted before the root sends.
+TEST_CASE("a one-message nonblocking collective is Progress()'s under Set_background_progress") {
+  Comm w = world();
+  const int p = w.size(), me = w.rank();
+  REQUIRE(rangecomm::Barrier(w) == MPI_SUCCESS);
+  while (rangecomm::Progress_needed()) rangecomm::Progress();
+  if (p < 2 || me > 1) return;  // no part in the pair
+  Comm pair;
+  REQUIRE(rangecomm::Split_Comm(w, 0, 1, &pair) == MPI_SUCCESS);
+  int block[2] = {7, 8}, got = -1;  // first contact, so that the leaf knows the root's binding
+  REQUIRE(rangecomm::Scatter(block, 1, MPI_INT, &got, 1, MPI_INT, 0, pair) == MPI_SUCCESS);
+  CHECK(got == 7 + me);
+  for (bool background : {false, true}) {
+    rangecomm::Set_background_progress(background);
+    const int base = background ? 200 : 100;
+    int go = 0, mine = -1;
+    Request r;
+    if (me == 1) {
+      REQUIRE(rangecomm::Iscatter(nullptr, 0, MPI_INT, &mine, 1, MPI_INT, 0, pair, &r) ==
+              MPI_SUCCESS);
+      CHECK(rangecomm::Progress_needed() == background);
+      REQUIRE(rangecomm::Send(&go, 1, MPI_INT, 0, 90, w) == MPI_SUCCESS);
+      int flag = 0;
+      while (!flag) {
+        if (background) rangecomm::Progress();
+        REQUIRE(rangecomm::Test(&r, &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+      }
+    } else {
+      REQUIRE(rangecomm::Recv(&go, 1, MPI_INT, 1, 90, w, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+      int blocks[2] = {base, base + 1};
+      REQUIRE(rangecomm::Iscatter(blocks, 1, MPI_INT, &mine, 1, MPI_INT, 0, pair, &r) ==
+              MPI_SUCCESS);
+      REQUIRE(rangecomm::Wait(&r, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    }
+    CHECK(mine == base + me);
+    CHECK_FALSE(rangecomm::Progress_needed());
+  }
+  rangecomm::Set_background_progress(false);
 }

@@ -9,7 +9,12 @@ librangecomm.so must import no MPI function at all: every call it makes to MPI g
 the table filled at start-up, so nothing inside it can re-enter its own wrappers. And every
 rc_fake_/rc_hand_/rc_blocking_ hook it defines must be one that a wrapper calls.
 
-Usage: check_coverage.py --cc CC --cflags MPI_CFLAGS --shim path/to/librangecomm.so
+With --mpi FAMILY, the MPI's Fortran library (tools/gen_fortran.py finds it) is checked too: for
+every function that reads a communicator, request or message, librangecomm.so must define every
+name under which the Fortran library exports that function, so that no Fortran call reaches
+MPI's Fortran layer with one of the library's handles.
+
+Usage: check_coverage.py --cc CC --cflags MPI_CFLAGS --shim path/to/librangecomm.so [--mpi F]
 """
 
 import argparse
@@ -21,6 +26,7 @@ import sys
 
 TOOLS = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'tools')
 sys.path.insert(0, TOOLS)
+import gen_fortran  # noqa: E402
 import gen_wrappers  # noqa: E402
 import mpi_api  # noqa: E402
 
@@ -76,11 +82,35 @@ def orphan_hooks(shim, funcs):
     return problems
 
 
+def fortran_problems(funcs, ours, mpi):
+    """Names of the Fortran library's handle-reading functions that librangecomm.so lacks."""
+    lib = gen_fortran.find_fortran_lib(mpi)
+    if not lib:
+        return [], 0
+    groups = gen_fortran.exported_names(lib)
+    by_name = {n: a for a, names in groups.items() for n in names}
+    problems, covered = [], 0
+    for f in funcs.values():
+        if not gen_fortran.reads_fake(f):
+            continue
+        names = gen_fortran.fortran_names(f.name, groups, by_name)
+        if not names:
+            continue
+        covered += 1
+        for name in names:
+            if ours.get(name) not in FUNCTION_TYPES:
+                problems.append('{} reads a communicator, request or message, and '
+                                'librangecomm.so does not define {} of {}'.format(
+                                    f.name, name, os.path.basename(lib)))
+    return problems, covered
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--cc', required=True)
     ap.add_argument('--cflags', required=True)
     ap.add_argument('--shim', required=True)
+    ap.add_argument('--mpi', default='', help='mpich or openmpi: check its Fortran library too')
     opts = ap.parse_args()
 
     funcs = gen_wrappers.load_api(opts.cc, shlex.split(opts.cflags))
@@ -113,12 +143,15 @@ def main():
                         'real functions'.format(name))
 
     problems += orphan_hooks(opts.shim, funcs)
+    fortran, covered = fortran_problems(funcs, dynamic_symbols(opts.shim), opts.mpi)
+    problems += fortran
 
     for problem in problems:
         print('FAIL:', problem)
     print('{}: {} exported MPI functions, {} take handles; librangecomm.so exports {} '
-          'MPI symbols; {} problems'.format(real, len(exported), handle_taking,
-                                            len(ours), len(problems)))
+          'MPI symbols; {} Fortran functions that read handles, each under all its names; '
+          '{} problems'.format(real, len(exported), handle_taking, len(ours), covered,
+                               len(problems)))
     return 1 if problems else 0
 
 

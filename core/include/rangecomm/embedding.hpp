@@ -24,6 +24,12 @@ void Set_error_handler_calls(bool enabled);
 // every blocking call polls, and between polls calls pause(), which must let other threads in
 // (release the lock, yield, take it again). Call once, before the threads start.
 void Set_threaded(void (*pause)());
+// For a layer that advances the library while the program is outside it (the shim's progress
+// thread calls Progress()): every nonblocking collective then stays an operation that
+// Progress() moves. Otherwise one that is a single send or receive for this process (a leaf of a
+// tree, the root of one over two processes) is handed over as MPI's own request, which is
+// cheaper but moves only inside MPI calls of the program's.
+void Set_background_progress(bool on);
 
 namespace detail {
 extern void (*g_pause_hook)();  // Set_threaded's pause, or null

@@ -9,6 +9,7 @@ namespace rangecomm::detail {
 
 ProgressCounter g_progress_needed;
 void (*g_pause_hook)() = nullptr;
+bool g_background_progress = false;
 
 namespace {
 
@@ -40,4 +41,5 @@ void progress() {
 
 namespace rangecomm {
 void Set_threaded(void (*pause)()) { detail::g_pause_hook = pause; }
+void Set_background_progress(bool on) { detail::g_background_progress = on; }
 }  // namespace rangecomm

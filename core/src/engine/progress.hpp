@@ -49,6 +49,9 @@ void sweep_finished(std::vector<Op*>& ops, Finished finished) {
 // blocked inside MPI would hold. Inline: every small blocking collective asks.
 inline bool engine_busy() { return g_progress_needed.any() || g_pause_hook != nullptr; }
 
+// Set_background_progress: nonblocking collectives are never handed over to MPI whole.
+extern bool g_background_progress;
+
 // The one backoff of every wait loop (rangecomm/embedding.hpp, shared with the shim).
 using rangecomm::Backoff;
 

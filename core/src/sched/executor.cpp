@@ -323,6 +323,7 @@ int CollectiveOp::start_round(size_t r) {
 bool start_single_native(RangeState& range, Schedule& schedule, MPI_Request* native, bool* is_recv,
                          int* rc) {
   schedule.close();
+  if (g_background_progress) return false;  // the progress agent moves only its own operations
   if (schedule.rounds() != 1 || schedule.round_end(0) - schedule.round_begin(0) != 1) return false;
   const Step& s = *schedule.round_begin(0);
   if (s.kind != Step::Kind::send && s.kind != Step::Kind::recv) return false;

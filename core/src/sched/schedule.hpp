@@ -191,8 +191,8 @@ int start_schedule(const std::shared_ptr<RangeState>& range, SchedulePtr schedul
 // a binding sent first or with the data) under the range's next collective sequence number and
 // returns true: *native is MPI's request (MPI_REQUEST_NULL when the message is already in or
 // out), *is_recv its direction, *rc the result of posting it. Returns false, taking nothing,
-// for any other schedule and for a receive whose sender's binding has not arrived (that needs
-// the engine).
+// for any other schedule, for a receive whose sender's binding has not arrived (that needs
+// the engine), and under Set_background_progress.
 bool start_single_native(RangeState& range, Schedule& schedule, MPI_Request* native, bool* is_recv,
                          int* rc);
 

@@ -53,6 +53,23 @@ static inline uint32_t rc_fake_comm_index(MPI_Comm h) { return rc_fake_index_in(
 static inline uint32_t rc_fake_request_index(MPI_Request h) { return rc_fake_index_in(h, 1); }
 static inline uint32_t rc_fake_message_index(MPI_Message h) { return rc_fake_index_in(h, 2); }
 
+// Fortran handles of library objects. Open MPI's Fortran handles are small table indices, so
+// the library's are RC_FAKE_FORTRAN + index, whatever the kind (the argument tells it).
+#define RC_FAKE_FORTRAN 0x40000000
+#define RC_FAKE_FORTRAN_MASK 0x03ffffff
+static inline bool rc_is_fake_fortran(MPI_Fint f) {
+  return (f & ~RC_FAKE_FORTRAN_MASK) == RC_FAKE_FORTRAN && (f & RC_FAKE_FORTRAN_MASK) != 0;
+}
+static inline bool rc_is_fake_fortran_comm(MPI_Fint f) { return rc_is_fake_fortran(f); }
+static inline bool rc_is_fake_fortran_request(MPI_Fint f) { return rc_is_fake_fortran(f); }
+static inline bool rc_is_fake_fortran_message(MPI_Fint f) { return rc_is_fake_fortran(f); }
+static inline MPI_Fint rc_fake_fortran_handle(uint32_t idx) {
+  return RC_FAKE_FORTRAN | (MPI_Fint)idx;
+}
+static inline MPI_Fint rc_fortran_of_fake_comm(MPI_Comm h) {
+  return rc_fake_fortran_handle(rc_fake_comm_index(h));
+}
+
 #elif defined(MPICH_VERSION) || defined(I_MPI_VERSION) || defined(MVAPICH2_VERSION)
 
 // MPICH handles are ints: bits 31-30 handle kind (0 = invalid), 29-26 object kind, 25-0 index.
@@ -93,6 +110,16 @@ static inline uint32_t rc_fake_message_index(MPI_Message h) {
   return (uint32_t)h & (RC_FAKE_MESSAGE_INDEX_LIMIT - 1);
 }
 
+// MPICH's Fortran handles are its C handles.
+static inline bool rc_is_fake_fortran_comm(MPI_Fint f) { return rc_is_fake_comm((MPI_Comm)f); }
+static inline bool rc_is_fake_fortran_request(MPI_Fint f) {
+  return rc_is_fake_request((MPI_Request)f);
+}
+static inline bool rc_is_fake_fortran_message(MPI_Fint f) {
+  return rc_is_fake_message((MPI_Message)f);
+}
+static inline MPI_Fint rc_fortran_of_fake_comm(MPI_Comm h) { return (MPI_Fint)h; }
+
 #else
 #error "fake_handles.h knows the handle layouts of MPICH and Open MPI only"
 #endif
@@ -112,5 +139,22 @@ static inline bool rc_any_fake_request(int n, const MPI_Request* a) {
 static inline bool rc_any_fake_message(int n, const MPI_Message* a) {
   for (int i = 0; i < n; ++i)
     if (rc_is_fake_message(a[i])) return true;
+  return false;
+}
+
+// The same for Fortran handles, as Fortran bindings pass them (shim/src/fortran/).
+static inline bool rc_any_fake_fortran_comm(MPI_Fint n, const MPI_Fint* a) {
+  for (MPI_Fint i = 0; i < n; ++i)
+    if (rc_is_fake_fortran_comm(a[i])) return true;
+  return false;
+}
+static inline bool rc_any_fake_fortran_request(MPI_Fint n, const MPI_Fint* a) {
+  for (MPI_Fint i = 0; i < n; ++i)
+    if (rc_is_fake_fortran_request(a[i])) return true;
+  return false;
+}
+static inline bool rc_any_fake_fortran_message(MPI_Fint n, const MPI_Fint* a) {
+  for (MPI_Fint i = 0; i < n; ++i)
+    if (rc_is_fake_fortran_message(a[i])) return true;
   return false;
 }

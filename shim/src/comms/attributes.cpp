@@ -10,16 +10,30 @@
 
 #include "base/modes.h"
 #include "handles/errors.h"
+#include "handles/fortran_hooks.h"
 #include "handles/handles.h"
 
 namespace rcshim {
 
 namespace {
 
+// Callbacks written in Fortran (shim/src/fortran/callbacks.cpp): every argument by reference,
+// communicators as Fortran handles, values and extra state as INTEGER (MPI_KEYVAL_CREATE) or
+// INTEGER(KIND=MPI_ADDRESS_KIND) (MPI_COMM_CREATE_KEYVAL), so both are called through these.
+using FortranCopy = void (*)(MPI_Fint*, MPI_Fint*, void*, void*, void*, MPI_Fint*, MPI_Fint*);
+using FortranDelete = void (*)(MPI_Fint*, MPI_Fint*, void*, void*, MPI_Fint*);
+
 struct KeyvalRecord {
   MPI_Comm_copy_attr_function* copy = nullptr;  // null: MPI_COMM_NULL_COPY_FN on MPICH
   MPI_Comm_delete_attr_function* del = nullptr;
   void* extra_state = nullptr;
+  // Made in Fortran: the callbacks are these (copy and del stay null), extra state is the
+  // integer the program gave, and MPI's attributes with it are read through read_real.
+  AttrLang fortran = AttrLang::c;
+  FortranCopy fortran_copy = nullptr;
+  FortranDelete fortran_del = nullptr;
+  MPI_Aint fortran_extra = 0;
+  rc_fortran_attr_reader* read_real = nullptr;
   int uses = 0;        // attributes with this keyval on fake communicators
   bool freed = false;  // the program freed it; MPI frees it when uses reaches 0
 };
@@ -38,6 +52,7 @@ bool predefined(int keyval) {
 // Whether MPI must keep a keyval the program freed (see the top of this file).
 // (MPI_COMM_NULL_COPY_FN is a null pointer on MPICH, a function that copies nothing on Open MPI.)
 bool kept_for_copies(const KeyvalRecord& r) {
+  if (r.fortran != AttrLang::c) return g_accelerate && r.fortran_copy != nullptr;
   return g_accelerate && r.copy != nullptr &&
          r.copy != reinterpret_cast<MPI_Comm_copy_attr_function*>(MPI_COMM_NULL_COPY_FN);
 }
@@ -67,11 +82,59 @@ std::vector<Attribute>::iterator find_attr(FakeComm& c, int keyval) {
                       [&](const Attribute& a) { return a.keyval == keyval; });
 }
 
+MPI_Fint fortran_handle(MPI_Comm comm) {
+  return rc_is_fake_comm(comm) ? rc_fortran_of_fake_comm(comm) : MPI_Comm_c2f(comm);
+}
+
+// A Fortran callback's integers: INTEGER(KIND=MPI_ADDRESS_KIND), or INTEGER for MPI-1's.
+struct FortranValue {
+  MPI_Aint aint;
+  MPI_Fint fint;
+  explicit FortranValue(MPI_Aint v) : aint(v), fint(static_cast<MPI_Fint>(v)) {}
+  void* at(AttrLang lang) {
+    return lang == AttrLang::fortran_int ? static_cast<void*>(&fint) : static_cast<void*>(&aint);
+  }
+  MPI_Aint get(AttrLang lang) const { return lang == AttrLang::fortran_int ? fint : aint; }
+};
+
 // Runs the delete callback of one attribute (with the fake handle).
 int delete_callback(MPI_Comm comm, const Attribute& a) {
   auto it = keyvals().find(a.keyval);
-  if (it == keyvals().end() || it->second.del == nullptr) return MPI_SUCCESS;
-  return it->second.del(comm, a.keyval, a.value, it->second.extra_state);
+  if (it == keyvals().end()) return MPI_SUCCESS;
+  const KeyvalRecord& r = it->second;
+  if (r.fortran != AttrLang::c) {
+    if (r.fortran_del == nullptr) return MPI_SUCCESS;
+    MPI_Fint handle = fortran_handle(comm), keyval = a.keyval, ierr = MPI_SUCCESS;
+    FortranValue value(reinterpret_cast<MPI_Aint>(a.value));
+    FortranValue extra(r.fortran_extra);
+    r.fortran_del(&handle, &keyval, value.at(r.fortran), extra.at(r.fortran), &ierr);
+    return ierr;
+  }
+  if (r.del == nullptr) return MPI_SUCCESS;
+  return r.del(comm, a.keyval, a.value, r.extra_state);
+}
+
+// Runs the copy callback of a keyval for the attribute `value` of `oldcomm`; *copied tells
+// whether the new communicator gets *out.
+int copy_callback(MPI_Comm oldcomm, int keyval, const KeyvalRecord& r, void* value, Attribute* out,
+                  bool* copied) {
+  out->keyval = keyval;
+  out->lang = r.fortran;
+  if (r.fortran != AttrLang::c) {
+    MPI_Fint handle = fortran_handle(oldcomm), key = keyval, flag = 0, ierr = MPI_SUCCESS;
+    FortranValue in(reinterpret_cast<MPI_Aint>(value));
+    FortranValue result(0);
+    FortranValue extra(r.fortran_extra);
+    r.fortran_copy(&handle, &key, extra.at(r.fortran), in.at(r.fortran), result.at(r.fortran),
+                   &flag, &ierr);
+    *copied = flag != 0;
+    out->value = reinterpret_cast<void*>(result.get(r.fortran));
+    return ierr;
+  }
+  int flag = 0;
+  int rc = r.copy(oldcomm, keyval, r.extra_state, value, &out->value, &flag);
+  *copied = flag != 0;
+  return rc;
 }
 
 }  // namespace
@@ -87,16 +150,21 @@ int delete_attributes(MPI_Comm comm, FakeComm& c) {
   return MPI_SUCCESS;
 }
 
+namespace {
+bool copies(const KeyvalRecord& r) {
+  return r.fortran != AttrLang::c ? r.fortran_copy != nullptr : r.copy != nullptr;
+}
+}  // namespace
+
 int copy_attributes(MPI_Comm oldcomm, FakeComm& from, FakeComm& to) {
   for (const Attribute& a : from.attributes) {
     auto it = keyvals().find(a.keyval);
-    if (it == keyvals().end() || it->second.copy == nullptr) continue;
-    void* out = nullptr;
-    int flag = 0;
-    int rc = it->second.copy(oldcomm, a.keyval, it->second.extra_state, a.value, &out, &flag);
-    if (rc != MPI_SUCCESS) return rc;
-    if (!flag) continue;
-    to.attributes.push_back({a.keyval, out});
+    if (it == keyvals().end() || !copies(it->second)) continue;
+    Attribute out{};
+    bool copied = false;
+    if (int rc = copy_callback(oldcomm, a.keyval, it->second, a.value, &out, &copied)) return rc;
+    if (!copied) continue;
+    to.attributes.push_back(out);
     ++it->second.uses;
   }
   return MPI_SUCCESS;
@@ -104,16 +172,21 @@ int copy_attributes(MPI_Comm oldcomm, FakeComm& from, FakeComm& to) {
 
 int copy_real_attributes(MPI_Comm real, FakeComm& to) {
   for (auto& [keyval, record] : keyvals()) {
-    if (record.copy == nullptr) continue;  // (a freed one may still be on `real`)
+    if (!copies(record)) continue;  // (a freed one may still be on `real`)
     void* value = nullptr;
     int present = 0;
-    if (MPI_Comm_get_attr(real, keyval, &value, &present) != MPI_SUCCESS || !present) continue;
-    void* out = nullptr;
-    int flag = 0;
-    int rc = record.copy(real, keyval, record.extra_state, value, &out, &flag);
-    if (rc != MPI_SUCCESS) return rc;
-    if (!flag) continue;
-    to.attributes.push_back({keyval, out});
+    if (record.fortran != AttrLang::c) {  // the value MPI's Fortran binding reads
+      MPI_Aint v = 0;
+      if (record.read_real(real, keyval, &v, &present) != MPI_SUCCESS || !present) continue;
+      value = reinterpret_cast<void*>(v);
+    } else if (MPI_Comm_get_attr(real, keyval, &value, &present) != MPI_SUCCESS || !present) {
+      continue;
+    }
+    Attribute out{};
+    bool copied = false;
+    if (int rc = copy_callback(real, keyval, record, value, &out, &copied)) return rc;
+    if (!copied) continue;
+    to.attributes.push_back(out);
     ++record.uses;
   }
   return MPI_SUCCESS;
@@ -123,7 +196,9 @@ int copy_real_attributes(MPI_Comm real, FakeComm& to) {
 
 using namespace rcshim;
 
-extern "C" int rc_fake_MPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void* attribute_val) {
+namespace {
+
+int set_attr(MPI_Comm comm, int comm_keyval, void* attribute_val, AttrLang lang) {
   FakeComm* c = nullptr;
   if (int rc = get_comm(comm, "MPI_Comm_set_attr", &c)) return rc;
   if (predefined(comm_keyval))
@@ -134,30 +209,84 @@ extern "C" int rc_fake_MPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void* a
   if (a != c->attributes.end()) {  // replacing: the old value is deleted first
     if (int rc = delete_callback(comm, *a)) return raise_on(comm, rc);
     a->value = attribute_val;
+    a->lang = lang;
     return MPI_SUCCESS;
   }
-  c->attributes.push_back({comm_keyval, attribute_val});
+  c->attributes.push_back({comm_keyval, attribute_val, lang});
   ++keyvals()[comm_keyval].uses;
   return MPI_SUCCESS;
 }
 
-extern "C" int rc_fake_MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void* attribute_val,
-                                         int* flag) {
+// The attribute as C reads it: a pointer (to the integer where Fortran set it, as MPI gives C
+// a Fortran attribute), or for the predefined ones a pointer to the int.
+int get_attr(MPI_Comm comm, int comm_keyval, void** value, int* flag, AttrLang* lang) {
   FakeComm* c = nullptr;
   if (int rc = get_comm(comm, "MPI_Comm_get_attr", &c)) return rc;
+  *lang = AttrLang::c;
   if (comm_keyval == MPI_TAG_UB) {  // MPI_COMM_WORLD's: one bound for every communicator
     static int tag_ub = rangecomm::max_user_tag();
-    *static_cast<void**>(attribute_val) = &tag_ub;
+    *value = &tag_ub;
     *flag = 1;
     return MPI_SUCCESS;
   }
   if (predefined(comm_keyval))  // facts about the processes, the same as MPI_COMM_WORLD's
-    return result(comm, MPI_Comm_get_attr(MPI_COMM_WORLD, comm_keyval, attribute_val, flag));
+    return result(comm, MPI_Comm_get_attr(MPI_COMM_WORLD, comm_keyval, value, flag));
   if (int rc = check_keyval(comm, comm_keyval, "MPI_Comm_get_attr")) return rc;
   auto a = find_attr(*c, comm_keyval);
   *flag = a != c->attributes.end();
-  if (*flag) *static_cast<void**>(attribute_val) = a->value;
+  if (*flag) {
+    *lang = a->lang;
+    *value = a->lang == AttrLang::c ? a->value : &a->value;
+  }
   return MPI_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" int rc_fake_MPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void* attribute_val) {
+  return set_attr(comm, comm_keyval, attribute_val, AttrLang::c);
+}
+
+extern "C" int rc_fake_MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void* attribute_val,
+                                         int* flag) {
+  AttrLang lang;
+  return get_attr(comm, comm_keyval, static_cast<void**>(attribute_val), flag, &lang);
+}
+
+// From Fortran (shim/src/fortran/attributes.cpp): the value is the integer itself, both ways;
+// a predefined attribute is the int it points to, a C attribute the pointer.
+extern "C" int rc_fortran_comm_set_attr(MPI_Comm comm, int keyval, MPI_Aint value, int mpi1) {
+  Locked locked;
+  return set_attr(comm, keyval, reinterpret_cast<void*>(value),
+                  mpi1 ? AttrLang::fortran_int : AttrLang::fortran_aint);
+}
+
+extern "C" int rc_fortran_comm_get_attr(MPI_Comm comm, int keyval, MPI_Aint* value, int* flag) {
+  Locked locked;
+  void* p = nullptr;
+  AttrLang lang;
+  if (int rc = get_attr(comm, keyval, &p, flag, &lang)) return rc;
+  if (!*flag) return MPI_SUCCESS;
+  if (predefined(keyval))
+    *value = *static_cast<int*>(p);
+  else if (lang == AttrLang::c)
+    *value = reinterpret_cast<MPI_Aint>(p);
+  else
+    *value = reinterpret_cast<MPI_Aint>(*static_cast<void**>(p));
+  return MPI_SUCCESS;
+}
+
+// A keyval made in Fortran (mpi1: by MPI_KEYVAL_CREATE): its callbacks are Fortran's.
+extern "C" void rc_fortran_keyval_made(int keyval, void* copy, void* del, MPI_Aint extra, int mpi1,
+                                       rc_fortran_attr_reader* read_real) {
+  Locked locked;
+  KeyvalRecord r;
+  r.fortran = mpi1 ? AttrLang::fortran_int : AttrLang::fortran_aint;
+  r.fortran_copy = reinterpret_cast<FortranCopy>(copy);
+  r.fortran_del = reinterpret_cast<FortranDelete>(del);
+  r.fortran_extra = extra;
+  r.read_real = read_real;
+  keyvals()[keyval] = r;
 }
 
 extern "C" int rc_fake_MPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval) {

@@ -275,23 +275,18 @@ extern "C" int rc_fake_MPI_Abort(MPI_Comm, int errorcode) {
   return MPI_Abort(MPI_COMM_WORLD, errorcode);
 }
 
-// Fortran handles of library objects. Open MPI's Fortran handles are small table indices, so
-// fake ones are 0x40000000 + index. MPICH's are the C handles themselves (its Fortran bindings
-// cast them back; MPICH 4.1 made the conversions functions, 4.0 had casts), so fake ones are too.
+// Fortran handles of library objects (fake_handles.h): on Open MPI RC_FAKE_FORTRAN + index; on
+// MPICH the C handles themselves (its Fortran bindings cast them back; MPICH 4.1 made the
+// conversions functions, 4.0 had casts).
 #if defined(OPEN_MPI)
-namespace {
-constexpr MPI_Fint kFortranFake = 0x40000000;
-constexpr MPI_Fint kFortranMask = 0x03ffffff;
-bool fortran_fake(MPI_Fint f) { return (f & ~kFortranMask) == kFortranFake; }
-}  // namespace
-#define RC_FORTRAN_CONVERSIONS(Type, type)                                               \
-  extern "C" int rc_fake_MPI_##Type##_c2f(MPI_##Type handle) {                           \
-    return kFortranFake | static_cast<MPI_Fint>(rc_fake_##type##_index(handle));         \
-  }                                                                                      \
-  extern "C" MPI_##Type rc_hand_MPI_##Type##_f2c(MPI_Fint handle) {                      \
-    if (fortran_fake(handle))                                                            \
-      return rc_fake_##type##_handle(static_cast<std::uint32_t>(handle & kFortranMask)); \
-    return MPI_##Type##_f2c(handle);                                                     \
+#define RC_FORTRAN_CONVERSIONS(Type, type)                                                       \
+  extern "C" int rc_fake_MPI_##Type##_c2f(MPI_##Type handle) {                                   \
+    return rc_fake_fortran_handle(rc_fake_##type##_index(handle));                               \
+  }                                                                                              \
+  extern "C" MPI_##Type rc_hand_MPI_##Type##_f2c(MPI_Fint handle) {                              \
+    if (rc_is_fake_fortran(handle))                                                              \
+      return rc_fake_##type##_handle(static_cast<std::uint32_t>(handle & RC_FAKE_FORTRAN_MASK)); \
+    return MPI_##Type##_f2c(handle);                                                             \
   }
 #else
 #define RC_FORTRAN_CONVERSIONS(Type, type)                            \

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "handles/errors.h"
+#include "handles/fortran_hooks.h"
 #include "handles/handles.h"
 #include "rangecomm/embedding.hpp"
 #include "world/roots.h"
@@ -21,6 +22,7 @@ namespace {
 // program made while fake communicators still used it (MPI must not destroy it yet).
 struct HandlerRecord {
   MPI_Comm_errhandler_function* fn = nullptr;
+  void (*fortran_fn)(MPI_Fint*, MPI_Fint*) = nullptr;  // made in Fortran: called instead
   int uses = 0, gets = 0, deferred_frees = 0;
 };
 
@@ -45,8 +47,8 @@ std::unordered_map<MPI_Errhandler, HandlerRecord>& handlers() {
   std::abort();
 }
 
-// A handler created before the shim saw it (e.g. from Fortran): MPI can call it only on a real
-// communicator, so it hears of the error on the fallback channel instead of the fake handle.
+// A handler the shim did not see created (made before it was loaded): MPI can call it only on a
+// real communicator, so it hears of the error on the fallback channel instead of the fake handle.
 void call_unknown(MPI_Errhandler eh, int code) {
   MPI_Comm channel = fallback_channel();
   if (channel == MPI_COMM_NULL) return;
@@ -73,7 +75,10 @@ int raise_on(MPI_Comm comm, int code) {
   if (eh == MPI_ERRORS_RETURN) return code;
   if (fatal_errhandler(eh)) die(comm, c, code);
   auto it = handlers().find(eh);
-  if (it != handlers().end() && it->second.fn != nullptr) {
+  if (it != handlers().end() && it->second.fortran_fn != nullptr) {
+    MPI_Fint handle = rc_fortran_of_fake_comm(comm), fortran_code = code;
+    it->second.fortran_fn(&handle, &fortran_code);
+  } else if (it != handlers().end() && it->second.fn != nullptr) {
     MPI_Comm handle = comm;
     it->second.fn(&handle, &code);
   } else {
@@ -99,7 +104,7 @@ int raise_error(MPI_Comm comm, int error_class, const char* fmt, ...) {
 }
 
 void remember_errhandler(MPI_Errhandler eh, MPI_Comm_errhandler_function* fn) {
-  handlers()[eh] = HandlerRecord{fn, 0, 0, 0};
+  handlers()[eh] = HandlerRecord{fn, nullptr, 0, 0, 0};
 }
 
 void hold_program_errhandler(MPI_Errhandler eh) { ++handlers()[eh].uses; }
@@ -165,6 +170,13 @@ extern "C" int rc_hand_MPI_Comm_create_errhandler(MPI_Comm_errhandler_function* 
   int rc = MPI_Comm_create_errhandler(fn, errhandler);
   if (rc == MPI_SUCCESS) remember_errhandler(*errhandler, fn);
   return rc;
+}
+
+extern "C" void rc_fortran_errhandler_made(MPI_Errhandler errhandler, void* fn) {
+  Locked locked;
+  HandlerRecord& h = handlers()[errhandler];
+  h.fn = nullptr;
+  h.fortran_fn = reinterpret_cast<void (*)(MPI_Fint*, MPI_Fint*)>(fn);
 }
 
 // A reference the shim handed out, or a handler fake communicators still use, is not MPI's to

@@ -28,9 +28,14 @@ unsigned long long handle_value(H h) {
     return static_cast<unsigned int>(h);
 }
 
+// Which language set an attribute: C stores a pointer, Fortran an integer (MPI_ATTR_PUT's
+// INTEGER or MPI_COMM_SET_ATTR's INTEGER(KIND=MPI_ADDRESS_KIND)), kept in `value`.
+enum class AttrLang : unsigned char { c, fortran_int, fortran_aint };
+
 struct Attribute {
   int keyval;
   void* value;
+  AttrLang lang = AttrLang::c;
 };
 
 // A range communicator behind a fake MPI_Comm.

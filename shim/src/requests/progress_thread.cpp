@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "base/library_lock.h"
+#include "rangecomm/embedding.hpp"
 #include "rangecomm/request.hpp"
 
 namespace rcshim {
@@ -77,6 +78,7 @@ bool progress_thread_wanted() {
 
 void start_progress_thread() {
   if (g_progress_thread) return;
+  rangecomm::Set_background_progress(true);
   g_stop.store(false);
   g_thread = std::thread(run);
   g_progress_thread = true;
@@ -91,6 +93,7 @@ void stop_progress_thread() {
   g_wake.notify_one();
   g_thread.join();
   g_progress_thread = false;
+  rangecomm::Set_background_progress(false);
 }
 
 void wake_progress_thread_if_idle() {

@@ -1,0 +1,70 @@
+// MPI_COMM_SPAWN and MPI_COMM_SPAWN_MULTIPLE from Fortran. Their arguments are arrays of
+// Fortran strings, which MPI's own binding converts; on a library communicator the library
+// gives that binding the range's real communicator, over the same processes (spawning is
+// collective over them), and keeps the library handle away from it.
+#include "base/library_lock.h"
+#include "fortran/support.h"
+#include "fortran_entries.h"
+#include "shim_hooks.h"
+
+namespace {
+
+// The Fortran handle of the real communicator for the range behind `comm`, or an error code.
+int real_for(MPI_Fint comm, MPI_Fint* real) {
+  MPI_Comm c = MPI_COMM_NULL;
+  {
+    rcshim::Locked locked;
+    if (int rc = rc_real_comm_of(MPI_Comm_f2c(comm), &c)) return rc;
+  }
+  *real = MPI_Comm_c2f(c);
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+
+// MPI_COMM_SPAWN(COMMAND, ARGV, MAXPROCS, INFO, ROOT, COMM, INTERCOMM, ARRAY_OF_ERRCODES,
+// IERROR), COMMAND and ARGV(*) CHARACTER*(*)
+#if defined(RC_F_INDEX_MPI_Comm_spawn)
+extern "C" void rc_f_hand_MPI_Comm_spawn(char* command, char* argv, MPI_Fint* maxprocs,
+                                         MPI_Fint* info, MPI_Fint* root, MPI_Fint* comm,
+                                         MPI_Fint* intercomm, MPI_Fint* errcodes, MPI_Fint* ierr,
+                                         size_t command_len, size_t argv_len) {
+  using Fn = void (*)(char*, char*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*,
+                      MPI_Fint*, MPI_Fint*, size_t, size_t);
+  MPI_Fint real = *comm;
+  if (RC_UNLIKELY(rc_is_fake_fortran_comm(*comm)) && (*ierr = real_for(*comm, &real)) != 0) return;
+  reinterpret_cast<Fn>(RC_F_REAL(MPI_Comm_spawn))(command, argv, maxprocs, info, root, &real,
+                                                  intercomm, errcodes, ierr, command_len, argv_len);
+}
+#define RC_F_DEFINE(name)                                                                  \
+  extern "C" RC_EXPORT void name(char*, char*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*, \
+                                 MPI_Fint*, MPI_Fint*, MPI_Fint*, size_t, size_t)          \
+      __attribute__((alias("rc_f_hand_MPI_Comm_spawn")));
+RC_F_NAMES_MPI_Comm_spawn(RC_F_DEFINE)
+#undef RC_F_DEFINE
+#endif
+
+// MPI_COMM_SPAWN_MULTIPLE(COUNT, ARRAY_OF_COMMANDS, ARRAY_OF_ARGV, ARRAY_OF_MAXPROCS,
+// ARRAY_OF_INFO, ROOT, COMM, INTERCOMM, ARRAY_OF_ERRCODES, IERROR)
+#if defined(RC_F_INDEX_MPI_Comm_spawn_multiple)
+    extern "C" void rc_f_hand_MPI_Comm_spawn_multiple(MPI_Fint* count, char* commands, char* argv,
+                                                      MPI_Fint* maxprocs, MPI_Fint* infos,
+                                                      MPI_Fint* root, MPI_Fint* comm,
+                                                      MPI_Fint* intercomm, MPI_Fint* errcodes,
+                                                      MPI_Fint* ierr, size_t commands_len,
+                                                      size_t argv_len) {
+  using Fn = void (*)(MPI_Fint*, char*, char*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*,
+                      MPI_Fint*, MPI_Fint*, MPI_Fint*, size_t, size_t);
+  MPI_Fint real = *comm;
+  if (RC_UNLIKELY(rc_is_fake_fortran_comm(*comm)) && (*ierr = real_for(*comm, &real)) != 0) return;
+  reinterpret_cast<Fn>(RC_F_REAL(MPI_Comm_spawn_multiple))(count, commands, argv, maxprocs, infos,
+                                                           root, &real, intercomm, errcodes, ierr,
+                                                           commands_len, argv_len);
+}
+#define RC_F_DEFINE(name)                                                                    \
+  extern "C" RC_EXPORT void name(MPI_Fint*, char*, char*, MPI_Fint*, MPI_Fint*, MPI_Fint*,   \
+                                 MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*, size_t, size_t) \
+      __attribute__((alias("rc_f_hand_MPI_Comm_spawn_multiple")));
+RC_F_NAMES_MPI_Comm_spawn_multiple(RC_F_DEFINE)
+#undef RC_F_DEFINE
+#endif
