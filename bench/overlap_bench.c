@@ -2,7 +2,7 @@
  * benchmarks measure it, on a range communicator of the whole world (MPIX_Comm_create_range)
  * and on MPI's own duplicate of it, in the same run.
  *
- *   overlap_bench [--colls LIST] [--sizes LIST] [--samples N] [--compute cpu|offload|both]
+ *   overlap_bench [--colls LIST] [--sizes LIST] [--samples N] [--compute cpu|offload|sleep|all]
  *                 [--format table|csv] [--latency]
  *
  * For each collective (ibcast, iallreduce, ialltoall, iallgather, ireduce), message size (bytes
@@ -13,11 +13,13 @@
  * theirs (a computation's length varies from sample to sample far more than a collective's on
  * a machine whose scheduler is coarse). Overlap = max(0, 100 - (overall - compute) / pure *
  * 100), overall - compute taken per process: 100% when starting and waiting cost nothing
- * beside the computation. Two kinds of computation: `cpu`, a loop of arithmetic that calls
- * nothing, and `offload`, work the host waits for (an accelerator's kernel, I/O) while giving
- * its core away: it yields until the time is up, as a host thread waiting on a device with
- * cudaDeviceScheduleYield does (a sleep of tens of microseconds lasts milliseconds on machines
- * whose timers are coarse). Each time is the slowest process's, the median of --samples
+ * beside the computation. Three kinds of computation: `cpu`, a loop of arithmetic that calls
+ * nothing; and work the host waits for (an accelerator's kernel, I/O), `offload` yielding its
+ * core until the time is up, as a host thread waiting on a device with cudaDeviceScheduleYield
+ * does (the core is still contended: every yield may give it to another thread for a time
+ * slice), and `sleep` blocking, as with cudaDeviceScheduleBlockingSync or a read (the core is
+ * free; the sleep may last longer than asked, which the computation's own time, measured
+ * inside the sample, takes in). Each time is the slowest process's, the median of --samples
  * samples, each after a barrier.
  *
  * --latency measures instead what the progress thread costs small blocking operations: per
@@ -42,8 +44,8 @@
 enum { IBCAST, IALLREDUCE, IALLTOALL, IALLGATHER, IREDUCE, COLLS };
 static const char *coll_names[COLLS] = {"ibcast", "iallreduce", "ialltoall", "iallgather",
                                         "ireduce"};
-enum { CPU, OFFLOAD };
-static const char *compute_names[2] = {"cpu", "offload"};
+enum { CPU, OFFLOAD, SLEEP, KINDS };
+static const char *compute_names[KINDS] = {"cpu", "offload", "sleep"};
 
 static int rank, size;
 static unsigned char *sendbuf, *recvbuf;
@@ -91,9 +93,12 @@ static void calibrate(void) {
 static void compute(int kind, double us) {
   if (kind == CPU) {
     cpu_loop((long)(us * iterations_per_us));
-  } else {
+  } else if (kind == OFFLOAD) {
     double end = now_us() + us;
     while (now_us() < end) sched_yield();
+  } else {
+    struct timespec pause = {(time_t)(us / 1e6), (long)(us * 1e3) % 1000000000L};
+    nanosleep(&pause, NULL);
   }
 }
 
@@ -190,7 +195,7 @@ static int parse_list(const char *text, const char *const *names, int n, int *ch
 }
 
 int main(int argc, char **argv) {
-  int colls[COLLS] = {1, 1, 1, 1, 1}, kinds[2] = {1, 1}, csv = 0, nsizes = 2, latency = 0;
+  int colls[COLLS] = {1, 1, 1, 1, 1}, kinds[KINDS] = {1, 1, 1}, csv = 0, nsizes = 2, latency = 0;
   long samples = 9, sizes[8] = {65536, 1 << 20};
   static const struct option options[] = {
       {"colls", required_argument, 0, 'c'},   {"sizes", required_argument, 0, 's'},
@@ -212,11 +217,14 @@ int main(int argc, char **argv) {
     } else if (o == 'n' && !bench_number("overlap_bench", "samples", optarg, 1, 100000, &samples)) {
       return 2;
     } else if (o == 'k') {
-      int both = strcmp(optarg, "both") == 0;
-      kinds[CPU] = both || strcmp(optarg, "cpu") == 0;
-      kinds[OFFLOAD] = both || strcmp(optarg, "offload") == 0;
-      if (!kinds[CPU] && !kinds[OFFLOAD]) {
-        fprintf(stderr, "overlap_bench: --compute: cpu, offload or both\n");
+      int all = strcmp(optarg, "all") == 0;
+      int found = 0;
+      for (int k = 0; k < KINDS; k++) {
+        kinds[k] = all || strcmp(optarg, compute_names[k]) == 0;
+        found |= kinds[k];
+      }
+      if (!found) {
+        fprintf(stderr, "overlap_bench: --compute: cpu, offload, sleep or all\n");
         return 2;
       }
     } else if (o == 'f' && !bench_format("overlap_bench", optarg, &csv)) {
@@ -226,7 +234,7 @@ int main(int argc, char **argv) {
     } else if (o == 'h' || o == '?') {
       printf(
           "usage: overlap_bench [--colls LIST] [--sizes LIST] [--samples N] "
-          "[--compute cpu|offload|both] [--format table|csv] [--latency]\n");
+          "[--compute cpu|offload|sleep|all] [--format table|csv] [--latency]\n");
       return o == 'h' ? 0 : 2;
     }
   }
@@ -268,7 +276,7 @@ int main(int argc, char **argv) {
     if (!colls[coll]) continue;
     for (int s = 0; s < nsizes; s++) {
       int bytes = (int)sizes[s];
-      for (int kind = 0; kind < 2; kind++) {
+      for (int kind = 0; kind < KINDS; kind++) {
         if (!kinds[kind]) continue;
         for (int c = 0; c < 2; c++) {
           double p0, c0, o0, e0;

@@ -256,28 +256,28 @@ debian13_suite() {
   local suite fetch_log other
   suite=(tools/mpich-testsuite.sh --build-mpich build-d13-mpich --build-openmpi build-d13-openmpi
          --configs "$(configs_of "$short_modes")")
-  if fetch_log=$(tools/mpich-testsuite.sh --fetch-only 2>&1); then
-    run_counted tools/mpich-testsuite.sh "${suite[@]}"
-  else
+  if ! fetch_log=$(tools/mpich-testsuite.sh --fetch-only 2>&1); then
     echo "$fetch_log" | grep -E '^(E:|Err:)' | head -n 3
     other=$(ls -d .cache/mpich-testsuite/mpich-*/.complete 2>/dev/null | sort -V | tail -n 1)
     other=${other%/.complete}
     other=${other##*/mpich-}
-    if [[ -n $other ]]; then
-      echo "run-tests: MPICH 4.2's source package is not on the mirror: running MPICH $other's" \
-           "test suite instead"
-      run_counted tools/mpich-testsuite.sh "${suite[@]}" --source-version "$other"
-    else
+    if [[ -z $other ]]; then
       echo "run-tests: NOT RUN: MPICH's test suite on Debian 13 (MPICH 4.2's source package could" \
            "not be fetched from the mirror, and no other MPICH's suite is cached)"
+      return
     fi
+    echo "run-tests: MPICH 4.2's source package is not on the mirror: running MPICH $other's" \
+         "test suite instead"
+    suite+=(--source-version "$other")
   fi
+  run_counted tools/mpich-testsuite.sh "${suite[@]}"
+  run_counted tools/mpich-testsuite.sh "${suite[@]}" --fortran  # its Fortran CI subset too
 }
 
 # Debian 13's generation, inside its root: both MPIs' builds and tests, optimised, at the rank
 # counts that cover odd counts, janus and size-1 ranges (MPICH at 3, Open MPI at 3 and 5; the
 # other counts and the sanitizers run on Debian 12's generation, below); then MPICH's test
-# suite against both. Open MPI 5.0 in the root warns on every multi-rank run that it finds no
+# suite and its Fortran CI subset against both, natively and in the accelerate mode. Open MPI 5.0 in the root warns on every multi-rank run that it finds no
 # pairing of its network interfaces for TCP (MPICH's suite counts that output as a failure); one
 # host needs only the loopback one.
 if [[ $stages == inside ]]; then
@@ -285,7 +285,7 @@ if [[ $stages == inside ]]; then
   build_and_test build-d13-mpich mpich -Dbenchmarks=false -Dtest_rank_counts=3 -- \
     --no-suite install  # the installation and mpicc-only configuration: on Open MPI 5.0 here
   build_and_test build-d13-openmpi openmpi -Dbenchmarks=false -Dtest_rank_counts=3,5
-  if begin_stage "MPICH's test suite on MPICH 4.2 and Open MPI 5.0 (tools/mpich-testsuite.sh)"
+  if begin_stage "MPICH's tests, C and Fortran, on MPICH 4.2 and Open MPI 5.0 (tools/mpich-testsuite.sh)"
   then
     debian13_suite
     end_stage "MPICH's test suite"

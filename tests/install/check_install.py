@@ -7,8 +7,8 @@ with the MPI's mpicc/mpicxx (and mpif90, when given) and `pkg-config rangecomm` 
 mpiexec at 2 and 3 ranks, and compares their output with values computed here (expected.py).
 Then runs examples through the installed rangecomm-run launcher and checks that the library and
 RANGECOMM_MODE reach every rank. With --cmake, builds the examples again through their
-CMakeLists.txt (find_package(rangecomm): the C API and C++ core targets) and runs them the same
-way, and checks that the package refuses an MPI of the other family and a newer version.
+CMakeLists.txt (find_package(rangecomm): the C API and C++ core targets, and with --mpif90 the
+Fortran example on the C API's target) and runs them the same way, and checks that the package refuses an MPI of the other family and a newer version.
 
 Usage: check_install.py --meson MESON --builddir DIR --mpi openmpi|mpich --mpicc CC
                         --mpicxx CXX --examples DIR [--mpif90 FC] [--other-mpiexec EXE]
@@ -227,11 +227,17 @@ def check_cmake(args, mpiexec, prefix, src, tmp):
         return
     programs = {'hello_ranges': expected.hello_c, 'hello_cxx': expected.hello_cxx,
                 'sort': expected.sort_cxx}
+    if args.mpif90:  # the Fortran example, where the build made the module (rangecomm.mod)
+        programs['hello_f'] = expected.hello_f
     for name, want in programs.items():
+        exe = os.path.join(build, name)
+        if not os.path.exists(exe):
+            fail('cmake --build docs/examples made %s' % name, '')
+            continue
         for np in RANKS:
             compare('%s (CMake, rangecomm::%s) at %d ranks' % (
-                        name, 'rangecomm' if name == 'hello_ranges' else 'core', np),
-                    want(np), run(mpiexec + ['-n', str(np), os.path.join(build, name)]))
+                        name, 'core' if name in ('hello_cxx', 'sort') else 'rangecomm', np),
+                    want(np), run(mpiexec + ['-n', str(np), exe]))
 
     # A project asking for a version this install is not, or using the other family's MPI.
     probe = os.path.join(tmp, 'cmake-probe')
