@@ -252,8 +252,8 @@ def emit(funcs, groups, by_name):
         entry = 'rc_f_' + f.name
         decls.append('#define RC_F_INDEX_{} {}'.format(f.name, index))
         if stem in hand:  # the hand-written file defines the names through this list
-            decls.append('#define RC_F_NAMES_{}(X) {}'.format(
-                f.name, ' '.join('X({})'.format(n) for n in names)))
+            decls.append('#define RC_F_NAMES_{}(X, entry) {}'.format(
+                f.name, ' '.join('X({}, entry)'.format(n) for n in names)))
             # MPICH's mpi_f08 procedure of the same call, a function of its own (same
             # arguments, IERROR optional: null when absent)
             f08 = names[0].lower().rstrip('_').lstrip('p') + '_f08_'

@@ -78,81 +78,57 @@ extern "C" void rc_f_hand_MPI_Comm_create_keyval(void* copy, void* del, MPI_Fint
                                                  MPI_Aint* extra, MPI_Fint* ierr) {
   create_keyval<RC_F_INDEX_MPI_Comm_create_keyval>(copy, del, keyval, extra, ierr, false);
 }
-#define RC_F_DEFINE(name)                                                       \
-  extern "C" RC_EXPORT void name(void*, void*, MPI_Fint*, MPI_Aint*, MPI_Fint*) \
-      __attribute__((alias("rc_f_hand_MPI_Comm_create_keyval")));
-RC_F_NAMES_MPI_Comm_create_keyval(RC_F_DEFINE)
-#undef RC_F_DEFINE
+RC_F_HAND_NAMES(MPI_Comm_create_keyval)
 #endif
 
 // MPI_KEYVAL_CREATE(COPY_FN, DELETE_FN, KEYVAL, EXTRA_STATE, IERROR), all INTEGER
 #if defined(RC_F_INDEX_MPI_Keyval_create)
-    extern "C" void rc_f_hand_MPI_Keyval_create(void* copy, void* del, MPI_Fint* keyval,
-                                                MPI_Fint* extra, MPI_Fint* ierr) {
+extern "C" void rc_f_hand_MPI_Keyval_create(void* copy, void* del, MPI_Fint* keyval,
+                                            MPI_Fint* extra, MPI_Fint* ierr) {
   create_keyval<RC_F_INDEX_MPI_Keyval_create>(copy, del, keyval, extra, ierr, true);
 }
-#define RC_F_DEFINE(name)                                                       \
-  extern "C" RC_EXPORT void name(void*, void*, MPI_Fint*, MPI_Fint*, MPI_Fint*) \
-      __attribute__((alias("rc_f_hand_MPI_Keyval_create")));
-RC_F_NAMES_MPI_Keyval_create(RC_F_DEFINE)
-#undef RC_F_DEFINE
+RC_F_HAND_NAMES(MPI_Keyval_create)
 #endif
 
 // MPI_COMM_GET_ATTR(COMM, COMM_KEYVAL, ATTRIBUTE_VAL, FLAG, IERROR), the value
 // INTEGER(KIND=MPI_ADDRESS_KIND); MPI_ATTR_GET the same with an INTEGER.
 #if defined(RC_F_INDEX_MPI_Comm_get_attr)
-    extern "C" void rc_f_hand_MPI_Comm_get_attr(MPI_Fint* comm, MPI_Fint* keyval, MPI_Aint* value,
-                                                MPI_Fint* flag, MPI_Fint* ierr) {
+extern "C" void rc_f_hand_MPI_Comm_get_attr(MPI_Fint* comm, MPI_Fint* keyval, MPI_Aint* value,
+                                            MPI_Fint* flag, MPI_Fint* ierr) {
   get_attr<RC_F_INDEX_MPI_Comm_get_attr>(comm, keyval, value, flag, ierr, false);
 }
-#define RC_F_DEFINE(name)                                                               \
-  extern "C" RC_EXPORT void name(MPI_Fint*, MPI_Fint*, MPI_Aint*, MPI_Fint*, MPI_Fint*) \
-      __attribute__((alias("rc_f_hand_MPI_Comm_get_attr")));
-RC_F_NAMES_MPI_Comm_get_attr(RC_F_DEFINE)
-#undef RC_F_DEFINE
+RC_F_HAND_NAMES(MPI_Comm_get_attr)
 #endif
 
 #if defined(RC_F_INDEX_MPI_Attr_get)
-    extern "C" void rc_f_hand_MPI_Attr_get(MPI_Fint* comm, MPI_Fint* keyval, MPI_Fint* value,
-                                           MPI_Fint* flag, MPI_Fint* ierr) {
+extern "C" void rc_f_hand_MPI_Attr_get(MPI_Fint* comm, MPI_Fint* keyval, MPI_Fint* value,
+                                       MPI_Fint* flag, MPI_Fint* ierr) {
   get_attr<RC_F_INDEX_MPI_Attr_get>(comm, keyval, value, flag, ierr, true);
 }
-#define RC_F_DEFINE(name)                                                               \
-  extern "C" RC_EXPORT void name(MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*) \
-      __attribute__((alias("rc_f_hand_MPI_Attr_get")));
-RC_F_NAMES_MPI_Attr_get(RC_F_DEFINE)
-#undef RC_F_DEFINE
+RC_F_HAND_NAMES(MPI_Attr_get)
 #endif
 
 // MPI_COMM_SET_ATTR(COMM, COMM_KEYVAL, ATTRIBUTE_VAL, IERROR); MPI_ATTR_PUT with an INTEGER.
 #if defined(RC_F_INDEX_MPI_Comm_set_attr)
-    extern "C" void rc_f_hand_MPI_Comm_set_attr(MPI_Fint* comm, MPI_Fint* keyval, MPI_Aint* value,
-                                                MPI_Fint* ierr) {
+extern "C" void rc_f_hand_MPI_Comm_set_attr(MPI_Fint* comm, MPI_Fint* keyval, MPI_Aint* value,
+                                            MPI_Fint* ierr) {
   set_attr<RC_F_INDEX_MPI_Comm_set_attr>(comm, keyval, value, ierr, false);
 }
-#define RC_F_DEFINE(name)                                                    \
-  extern "C" RC_EXPORT void name(MPI_Fint*, MPI_Fint*, MPI_Aint*, MPI_Fint*) \
-      __attribute__((alias("rc_f_hand_MPI_Comm_set_attr")));
-RC_F_NAMES_MPI_Comm_set_attr(RC_F_DEFINE)
-#undef RC_F_DEFINE
+RC_F_HAND_NAMES(MPI_Comm_set_attr)
 #endif
 
 #if defined(RC_F_INDEX_MPI_Attr_put)
-    extern "C" void rc_f_hand_MPI_Attr_put(MPI_Fint* comm, MPI_Fint* keyval, MPI_Fint* value,
-                                           MPI_Fint* ierr) {
+extern "C" void rc_f_hand_MPI_Attr_put(MPI_Fint* comm, MPI_Fint* keyval, MPI_Fint* value,
+                                       MPI_Fint* ierr) {
   set_attr<RC_F_INDEX_MPI_Attr_put>(comm, keyval, value, ierr, true);
 }
-#define RC_F_DEFINE(name)                                                    \
-  extern "C" RC_EXPORT void name(MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*) \
-      __attribute__((alias("rc_f_hand_MPI_Attr_put")));
-RC_F_NAMES_MPI_Attr_put(RC_F_DEFINE)
-#undef RC_F_DEFINE
+RC_F_HAND_NAMES(MPI_Attr_put)
 #endif
 
 // MPICH's mpi_f08 procedures of the same calls (Open MPI's mpi_f08 calls the functions above).
 #if defined(RC_F_INDEX_F08_MPI_Comm_create_keyval)
-    extern "C" RC_EXPORT void mpi_comm_create_keyval_f08_(void* copy, void* del, MPI_Fint* keyval,
-                                                          MPI_Aint* extra, MPI_Fint* ierr) {
+extern "C" RC_EXPORT void mpi_comm_create_keyval_f08_(void* copy, void* del, MPI_Fint* keyval,
+                                                      MPI_Aint* extra, MPI_Fint* ierr) {
   create_keyval<RC_F_INDEX_F08_MPI_Comm_create_keyval>(copy, del, keyval, extra, ierr, false);
 }
 #endif

@@ -27,29 +27,20 @@ extern "C" void rc_f_hand_MPI_Comm_create_errhandler(void* fn, MPI_Fint* errhand
                                                      MPI_Fint* ierr) {
   create<RC_F_INDEX_MPI_Comm_create_errhandler>(fn, errhandler, ierr);
 }
-#define RC_F_DEFINE(name)                                     \
-  extern "C" RC_EXPORT void name(void*, MPI_Fint*, MPI_Fint*) \
-      __attribute__((alias("rc_f_hand_MPI_Comm_create_errhandler")));
-RC_F_NAMES_MPI_Comm_create_errhandler(RC_F_DEFINE)
-#undef RC_F_DEFINE
+RC_F_HAND_NAMES(MPI_Comm_create_errhandler)
 #endif
 
 #if defined(RC_F_INDEX_MPI_Errhandler_create)
-    extern "C" void rc_f_hand_MPI_Errhandler_create(void* fn, MPI_Fint* errhandler,
-                                                    MPI_Fint* ierr) {
+extern "C" void rc_f_hand_MPI_Errhandler_create(void* fn, MPI_Fint* errhandler, MPI_Fint* ierr) {
   create<RC_F_INDEX_MPI_Errhandler_create>(fn, errhandler, ierr);
 }
-#define RC_F_DEFINE(name)                                     \
-  extern "C" RC_EXPORT void name(void*, MPI_Fint*, MPI_Fint*) \
-      __attribute__((alias("rc_f_hand_MPI_Errhandler_create")));
-RC_F_NAMES_MPI_Errhandler_create(RC_F_DEFINE)
-#undef RC_F_DEFINE
+RC_F_HAND_NAMES(MPI_Errhandler_create)
 #endif
 
 // MPICH's mpi_f08 procedure of the same call.
 #if defined(RC_F_INDEX_F08_MPI_Comm_create_errhandler)
-    extern "C" RC_EXPORT
-    void mpi_comm_create_errhandler_f08_(void* fn, MPI_Fint* errhandler, MPI_Fint* ierr) {
+extern "C" RC_EXPORT void mpi_comm_create_errhandler_f08_(void* fn, MPI_Fint* errhandler,
+                                                          MPI_Fint* ierr) {
   create<RC_F_INDEX_F08_MPI_Comm_create_errhandler>(fn, errhandler, ierr);
 }
 #endif

@@ -36,23 +36,18 @@ extern "C" void rc_f_hand_MPI_Comm_spawn(char* command, char* argv, MPI_Fint* ma
   reinterpret_cast<Fn>(RC_F_REAL(MPI_Comm_spawn))(command, argv, maxprocs, info, root, &real,
                                                   intercomm, errcodes, ierr, command_len, argv_len);
 }
-#define RC_F_DEFINE(name)                                                                  \
-  extern "C" RC_EXPORT void name(char*, char*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*, \
-                                 MPI_Fint*, MPI_Fint*, MPI_Fint*, size_t, size_t)          \
-      __attribute__((alias("rc_f_hand_MPI_Comm_spawn")));
-RC_F_NAMES_MPI_Comm_spawn(RC_F_DEFINE)
-#undef RC_F_DEFINE
+RC_F_HAND_NAMES(MPI_Comm_spawn)
 #endif
 
 // MPI_COMM_SPAWN_MULTIPLE(COUNT, ARRAY_OF_COMMANDS, ARRAY_OF_ARGV, ARRAY_OF_MAXPROCS,
 // ARRAY_OF_INFO, ROOT, COMM, INTERCOMM, ARRAY_OF_ERRCODES, IERROR)
 #if defined(RC_F_INDEX_MPI_Comm_spawn_multiple)
-    extern "C" void rc_f_hand_MPI_Comm_spawn_multiple(MPI_Fint* count, char* commands, char* argv,
-                                                      MPI_Fint* maxprocs, MPI_Fint* infos,
-                                                      MPI_Fint* root, MPI_Fint* comm,
-                                                      MPI_Fint* intercomm, MPI_Fint* errcodes,
-                                                      MPI_Fint* ierr, size_t commands_len,
-                                                      size_t argv_len) {
+extern "C" void rc_f_hand_MPI_Comm_spawn_multiple(MPI_Fint* count, char* commands, char* argv,
+                                                  MPI_Fint* maxprocs, MPI_Fint* infos,
+                                                  MPI_Fint* root, MPI_Fint* comm,
+                                                  MPI_Fint* intercomm, MPI_Fint* errcodes,
+                                                  MPI_Fint* ierr, size_t commands_len,
+                                                  size_t argv_len) {
   using Fn = void (*)(MPI_Fint*, char*, char*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*,
                       MPI_Fint*, MPI_Fint*, MPI_Fint*, size_t, size_t);
   MPI_Fint real = *comm;
@@ -61,10 +56,5 @@ RC_F_NAMES_MPI_Comm_spawn(RC_F_DEFINE)
                                                            root, &real, intercomm, errcodes, ierr,
                                                            commands_len, argv_len);
 }
-#define RC_F_DEFINE(name)                                                                    \
-  extern "C" RC_EXPORT void name(MPI_Fint*, char*, char*, MPI_Fint*, MPI_Fint*, MPI_Fint*,   \
-                                 MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*, size_t, size_t) \
-      __attribute__((alias("rc_f_hand_MPI_Comm_spawn_multiple")));
-RC_F_NAMES_MPI_Comm_spawn_multiple(RC_F_DEFINE)
-#undef RC_F_DEFINE
+RC_F_HAND_NAMES(MPI_Comm_spawn_multiple)
 #endif

@@ -68,6 +68,12 @@
 #define RC_COLD __attribute__((cold, noinline))
 #define RC_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
+// Exports the hand-written entry rc_f_hand_<fn> under every name of the Fortran library's
+// binding of `fn` (RC_F_NAMES_<fn>, fortran_entries.h).
+#define RC_F_HAND_NAMES(fn) RC_F_NAMES_##fn(RC_F_HAND_NAME, rc_f_hand_##fn)
+#define RC_F_HAND_NAME(name, entry) \
+  extern "C" RC_EXPORT decltype(entry) name __attribute__((alias(#entry)));
+
 static_assert(sizeof(MPI_Fint) == sizeof(int), "Fortran INTEGER arrays are passed to C as int");
 
 // The Fortran library's binding number `index` (fortran_entries.h), looked up after the library
