@@ -259,7 +259,7 @@ def emit(funcs, groups, by_name):
             f08 = names[0].lower().rstrip('_').lstrip('p') + '_f08_'
             if f08 in by_name and f08 not in names:
                 decls.append('#define RC_F_INDEX_F08_{} {}'.format(f.name, len(table_names)))
-                decls.append('#define RC_F_NAMES_F08_{}(X) X({})'.format(f.name, f08))
+                decls.append('#define RC_F_NAMES_F08_{}(X, entry) X({}, entry)'.format(f.name, f08))
                 table_names.append(f08)
                 listing.append('{} (mpi_f08): {}'.format(f.name, f08))
             continue
