@@ -20,27 +20,20 @@ void create(void* fn, MPI_Fint* errhandler, MPI_Fint* ierr) {
 
 }  // namespace
 
-// MPI_COMM_CREATE_ERRHANDLER(COMM_ERRHANDLER_FN, ERRHANDLER, IERROR), and MPI-1's
-// MPI_ERRHANDLER_CREATE(FUNCTION, ERRHANDLER, IERROR).
+// MPI_COMM_CREATE_ERRHANDLER(COMM_ERRHANDLER_FN, ERRHANDLER, IERROR), MPI-1's
+// MPI_ERRHANDLER_CREATE(FUNCTION, ERRHANDLER, IERROR), and MPICH's mpi_f08 procedure of the
+// first (the binding F08_<fn>): each binding's entry rc_f_hand_<fn>, exported under its names.
+#define RC_F_CREATE_ERRHANDLER(fn)                                                       \
+  extern "C" void rc_f_hand_##fn(void* function, MPI_Fint* errhandler, MPI_Fint* ierr) { \
+    create<RC_F_INDEX_##fn>(function, errhandler, ierr);                                 \
+  }                                                                                      \
+  RC_F_HAND_NAMES(fn)
 #if defined(RC_F_INDEX_MPI_Comm_create_errhandler)
-extern "C" void rc_f_hand_MPI_Comm_create_errhandler(void* fn, MPI_Fint* errhandler,
-                                                     MPI_Fint* ierr) {
-  create<RC_F_INDEX_MPI_Comm_create_errhandler>(fn, errhandler, ierr);
-}
-RC_F_HAND_NAMES(MPI_Comm_create_errhandler)
+RC_F_CREATE_ERRHANDLER(MPI_Comm_create_errhandler)
 #endif
-
 #if defined(RC_F_INDEX_MPI_Errhandler_create)
-extern "C" void rc_f_hand_MPI_Errhandler_create(void* fn, MPI_Fint* errhandler, MPI_Fint* ierr) {
-  create<RC_F_INDEX_MPI_Errhandler_create>(fn, errhandler, ierr);
-}
-RC_F_HAND_NAMES(MPI_Errhandler_create)
+RC_F_CREATE_ERRHANDLER(MPI_Errhandler_create)
 #endif
-
-// MPICH's mpi_f08 procedure of the same call.
 #if defined(RC_F_INDEX_F08_MPI_Comm_create_errhandler)
-extern "C" RC_EXPORT void mpi_comm_create_errhandler_f08_(void* fn, MPI_Fint* errhandler,
-                                                          MPI_Fint* ierr) {
-  create<RC_F_INDEX_F08_MPI_Comm_create_errhandler>(fn, errhandler, ierr);
-}
+RC_F_CREATE_ERRHANDLER(F08_MPI_Comm_create_errhandler)
 #endif
