@@ -27,7 +27,7 @@ end subroutine f08_handler
 program calls_f08
   use mpi_f08
   implicit none
-  external :: shim_fortran_begin, shim_fortran_line, shim_fortran_end
+  external :: shim_fortran_begin, shim_fortran_line, shim_fortran_finish
   procedure(MPI_Comm_copy_attr_function) :: f08_copy
   procedure(MPI_Comm_errhandler_function) :: f08_handler
   integer :: calls, seen
@@ -91,10 +91,5 @@ program calls_f08
   call MPI_Comm_free(dup)
   call MPI_Comm_free_keyval(key)
 
-  call MPI_Allreduce(MPI_IN_PLACE, failures, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
-  write (line, '(a,i0)') 'failures: ', failures
-  call shim_fortran_line(line)
-  call shim_fortran_end()
-  call MPI_Finalize()
-  if (failures /= 0) stop 1
+  call shim_fortran_finish(failures)
 end program calls_f08

@@ -7,7 +7,7 @@ program range_f08
   use mpi_f08
   use rangecomm
   implicit none
-  external :: shim_fortran_begin, shim_fortran_line, shim_fortran_end
+  external :: shim_fortran_begin, shim_fortran_line, shim_fortran_finish
   procedure(MPI_Comm_copy_attr_function) :: add_extra
   type(MPI_Comm) :: range
   type(MPI_Group) :: world_group, evens
@@ -61,12 +61,7 @@ program range_f08
   call MPI_Group_free(evens)
   call MPI_Group_free(world_group)
 
-  call MPI_Allreduce(MPI_IN_PLACE, failures, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
-  write (line, '(a,i0)') 'failures: ', failures
-  call shim_fortran_line(line)
-  call shim_fortran_end()
-  call MPI_Finalize()
-  if (failures /= 0) stop 1
+  call shim_fortran_finish(failures)
 
 contains
 
