@@ -7,8 +7,6 @@
 //       range        rangecomm::Split_Comm on a range attached once to MPI_COMM_WORLD, followed
 //                    by rangecomm::Comm_free; both are inside the timed loop. Timed in batches
 //                    of many creations, per-creation time = batch time / batch size.
-//                    Also reported in thread CPU time (range_cpu), which leaves out the time a
-//                    rank spends descheduled when there are more ranks than cores.
 //       create_group MPI_Group_range_incl + MPI_Comm_create_group (both timed; the world group
 //                    is made once, the new group and communicator are freed untimed).
 //       split        MPI_Comm_split with color = half (timed; the free is untimed).
@@ -17,6 +15,9 @@
 //       rbc, rbc_kept  with -Drbc or -Dkadis (bench/baselines): the original RBC library's
 //                    RBC::Comm_create_group of the same half, each into a new RBC::Comm
 //                    destroyed after it, or into one kept RBC::Comm; batches like range's.
+//     The batches of range, range_kept, rbc and rbc_kept alternate (one of each in turn, the
+//     order rotating), and each is also reported in thread CPU time (variant name + _cpu), which
+//     leaves out the time a rank spends descheduled when there are more ranks than cores.
 //     Each sample (batch or repetition) starts after an MPI_Barrier; a sample's time is the
 //     maximum over ranks (MPI_Reduce MAX). Statistics are over samples.
 //  2. Ping-pong between world ranks 0 and p-1: on a 2-process range (Split_Comm with stride p-1)
@@ -93,9 +94,10 @@ void add_options(CLI::App& app, Options* o) {
   benchcli::add_output_options(app, &o->out);
   app.footer(
       "Rows: experiment create: param = size of the half that rank 0 belongs to; times per\n"
-      "creation, max over ranks; ratio_vs_native = median / median of create_group. Variant\n"
-      "range_cpu is range in thread CPU time (leaves out time descheduled on an oversubscribed\n"
-      "node). Experiment pingpong: param = message bytes; one-way latency on world rank 0;\n"
+      "creation, max over ranks; ratio_vs_native = median / median of create_group. Variants\n"
+      "ending in _cpu are the same batches in thread CPU time (leaves out time descheduled on an\n"
+      "oversubscribed node). Experiment pingpong: param = message bytes; one-way latency on world "
+      "rank 0;\n"
       "ratio_vs_native = median / median of native.");
 }
 
@@ -157,13 +159,61 @@ double thread_cpu_seconds() {
   return ts.tv_sec + 1e-9 * ts.tv_nsec;
 }
 
-// Wall-clock statistics in *wall and, as a cross-check that leaves out the time a rank spends
-// descheduled on an oversubscribed node, the same statistics of thread CPU time in *cpu.
-void bench_range_create(const rangecomm::Comm& world_range, const Half& half, const Options& o,
-                        bool kept, Stats* wall, Stats* cpu) {
+// The ways of making a half that are timed against each other, batch by batch.
+enum Maker { kRange, kRangeKept, kRbc, kRbcKept, kMakers };
+
+// Per-creation statistics of one maker: wall-clock time, and thread CPU time as a cross-check
+// that leaves out the time a rank spends descheduled on an oversubscribed node.
+struct MakerStats {
+  Stats wall, cpu;
+};
+
+// `count` creations of the half by `maker` (timed by the caller; RBC's loop is its adapter's
+// own, so that only RBC's calls are in it). Returns the number of calls that failed.
+int make_halves(Maker maker, const rangecomm::Comm& world_range,
+#if defined(RANGECOMM_BENCH_RBC)
+                const rbc_baseline::Comm* rbc_world,
+#endif
+                const Half& half, int count) {
+  int bad = 0;
+  switch (maker) {
+    case kRange:
+      for (int i = 0; i < count; ++i) {
+        rangecomm::Comm c;
+        bad |= rangecomm::Split_Comm(world_range, half.first, half.last, &c);
+        bad |= rangecomm::Comm_free(&c);
+      }
+      break;
+    case kRangeKept: {
+      rangecomm::Comm c;
+      for (int i = 0; i < count; ++i)
+        bad |= rangecomm::Split_Comm(world_range, half.first, half.last, &c);
+      bad |= rangecomm::Comm_free(&c);
+      break;
+    }
+#if defined(RANGECOMM_BENCH_RBC)
+    case kRbc:
+    case kRbcKept:
+      rbc_baseline::create_batch(*rbc_world, half.first, half.last, count, maker == kRbcKept);
+      break;
+#endif
+    default:
+      break;
+  }
+  return bad;
+}
+
+// Every maker's batches, interleaved: batch b runs each maker once, in an order that rotates
+// with b, so that a change of the machine's load meets all of them alike. Each batch starts
+// after a barrier; a batch's time is the slowest rank's.
+void bench_creations(const rangecomm::Comm& world_range,
+#if defined(RANGECOMM_BENCH_RBC)
+                     const rbc_baseline::Comm* rbc_world,
+#endif
+                     const Half& half, const Options& o, int makers, MakerStats out[kMakers]) {
   int world_rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
-  // Untimed check that the half is what we think it is, then warm-up.
+  // Untimed check that the half is what we think it is.
   {
     rangecomm::Comm c;
     check(rangecomm::Split_Comm(world_range, half.first, half.last, &c), "Split_Comm (half)");
@@ -175,53 +225,36 @@ void bench_range_create(const rangecomm::Comm& world_range, const Half& half, co
       failures.add();
     }
     check(rangecomm::Comm_free(&c), "Comm_free");
-    for (int i = 0; i < o.warmup_create * o.batch_size / 10 + 1; ++i) {
-      rangecomm::Split_Comm(world_range, half.first, half.last, &c);
-      rangecomm::Comm_free(&c);
-    }
   }
-  std::vector<double> wall_us(o.batches), cpu_us(o.batches);
-  int bad = 0;
-  for (int b = 0; b < o.batches; ++b) {
-    MPI_Barrier(MPI_COMM_WORLD);
-    double c0 = thread_cpu_seconds();
-    double t0 = MPI_Wtime();
-    if (kept) {
-      rangecomm::Comm c;
-      for (int i = 0; i < o.batch_size; ++i)
-        bad |= rangecomm::Split_Comm(world_range, half.first, half.last, &c);
-      bad |= rangecomm::Comm_free(&c);
-    } else {
-      for (int i = 0; i < o.batch_size; ++i) {
-        rangecomm::Comm c;
-        bad |= rangecomm::Split_Comm(world_range, half.first, half.last, &c);
-        bad |= rangecomm::Comm_free(&c);
-      }
-    }
-    double t1 = MPI_Wtime();
-    double c1 = thread_cpu_seconds();
-    wall_us[b] = (t1 - t0) * 1e6 / o.batch_size;
-    cpu_us[b] = (c1 - c0) * 1e6 / o.batch_size;
-  }
-  if (bad != 0) check(bad, "Split_Comm/Comm_free in the timed loop");
-  *wall = stats_of(max_over_ranks(wall_us));
-  *cpu = stats_of(max_over_ranks(cpu_us));
-}
-
+  auto make = [&](int m, int count) {
+    return make_halves(static_cast<Maker>(m), world_range,
 #if defined(RANGECOMM_BENCH_RBC)
-// RBC's creation of the same half, batches timed inside the adapter (RBC's loop alone).
-Stats bench_rbc_create(const rbc_baseline::Comm& world, const Half& half, const Options& o,
-                       bool kept) {
-  rbc_baseline::create_batch(world, half.first, half.last, o.batch_size, kept);  // warm-up
-  std::vector<double> us(o.batches);
-  for (int b = 0; b < o.batches; ++b) {
-    MPI_Barrier(MPI_COMM_WORLD);
-    us[b] = rbc_baseline::create_batch(world, half.first, half.last, o.batch_size, kept) * 1e6 /
-            o.batch_size;
-  }
-  return stats_of(max_over_ranks(us));
-}
+                       rbc_world,
 #endif
+                       half, count);
+  };
+  int bad = 0;
+  for (int m = 0; m < makers; ++m) bad |= make(m, o.warmup_create * o.batch_size / 10 + 1);
+  std::vector<double> wall_us[kMakers], cpu_us[kMakers];
+  for (int b = 0; b < o.batches; ++b) {
+    for (int k = 0; k < makers; ++k) {
+      const int m = (b + k) % makers;
+      MPI_Barrier(MPI_COMM_WORLD);
+      double c0 = thread_cpu_seconds();
+      double t0 = MPI_Wtime();
+      bad |= make(m, o.batch_size);
+      double t1 = MPI_Wtime();
+      double c1 = thread_cpu_seconds();
+      wall_us[m].push_back((t1 - t0) * 1e6 / o.batch_size);
+      cpu_us[m].push_back((c1 - c0) * 1e6 / o.batch_size);
+    }
+  }
+  if (bad != 0) check(bad, "a creation or Comm_free in the timed loops");
+  for (int m = 0; m < makers; ++m) {
+    out[m].wall = stats_of(max_over_ranks(wall_us[m]));
+    out[m].cpu = stats_of(max_over_ranks(cpu_us[m]));
+  }
+}
 
 Stats bench_create_group(const Half& half, const Options& o) {
   MPI_Group world_group;
@@ -485,20 +518,23 @@ int main(int argc, char** argv) {
   }
 
   const Half half = my_half(rank, p);
-  Stats s_range, s_range_cpu, s_kept, s_kept_cpu;
-  bench_range_create(world_range, half, o, false, &s_range, &s_range_cpu);
-  bench_range_create(world_range, half, o, true, &s_kept, &s_kept_cpu);
+  MakerStats made[kMakers];
+#if defined(RANGECOMM_BENCH_RBC)
+  const int makers = kMakers;
+#else
+  const int makers = kRbc;  // rangecomm's alone
+#endif
 #if defined(RANGECOMM_BENCH_RBC)
   MPI_Comm rbc_mpi;  // RBC's own duplicate of the world
   MPI_Comm_dup(MPI_COMM_WORLD, &rbc_mpi);
-  Stats s_rbc, s_rbc_kept;
   {
     rbc_baseline::Comm rbc_world;
     check(rbc_baseline::from_mpi(rbc_mpi, &rbc_world), "RBC::Create_Comm_from_MPI");
-    s_rbc = bench_rbc_create(rbc_world, half, o, false);
-    s_rbc_kept = bench_rbc_create(rbc_world, half, o, true);
+    bench_creations(world_range, &rbc_world, half, o, makers, made);
   }
   MPI_Comm_free(&rbc_mpi);
+#else
+  bench_creations(world_range, half, o, makers, made);
 #endif
   Stats s_group = bench_create_group(half, o);
   Stats s_split = bench_split(half, o);
@@ -514,15 +550,15 @@ int main(int argc, char** argv) {
   if (rank == 0) {
     const long half_size = half.size;
     std::vector<Row> rows;
-    rows.push_back({"create", "range", half_size, p, s_range, s_range.median / s_group.median});
-    rows.push_back(
-        {"create", "range_cpu", half_size, p, s_range_cpu, s_range_cpu.median / s_group.median});
-    rows.push_back({"create", "range_kept", half_size, p, s_kept, s_kept.median / s_group.median});
-#if defined(RANGECOMM_BENCH_RBC)
-    rows.push_back({"create", "rbc", half_size, p, s_rbc, s_rbc.median / s_group.median});
-    rows.push_back(
-        {"create", "rbc_kept", half_size, p, s_rbc_kept, s_rbc_kept.median / s_group.median});
-#endif
+    // Variants: range, range_kept, rbc, rbc_kept (wall), each also as <variant>_cpu.
+    const char* const variants[kMakers] = {"range", "range_kept", "rbc", "rbc_kept"};
+    for (int m = 0; m < makers; ++m) {
+      const MakerStats& st = made[m];
+      rows.push_back(
+          {"create", variants[m], half_size, p, st.wall, st.wall.median / s_group.median});
+      rows.push_back({"create", std::string(variants[m]) + "_cpu", half_size, p, st.cpu,
+                      st.cpu.median / s_group.median});
+    }
     rows.push_back({"create", "create_group", half_size, p, s_group, 1.0});
     rows.push_back({"create", "split", half_size, p, s_split, s_split.median / s_group.median});
     for (const auto& r : pp) {
@@ -549,35 +585,30 @@ int main(int argc, char** argv) {
         std::printf("Communicator creation, one communicator per half (ranks 0..%d and %d..%d)\n",
                     p / 2 - 1, p / 2, p - 1);
       std::printf("time per creation in us, max over ranks per sample; statistics over samples\n");
-      std::printf("%-44s %12s %12s %12s %12s %14s\n", "variant (what is timed)", "samples",
-                  "median_us", "min_us", "max_us", "native/range");
+      std::printf("%-44s %12s %12s %12s %12s %12s %14s\n", "variant (what is timed)", "samples",
+                  "median_us", "min_us", "max_us", "cpu_med_us", "native/range");
       char samples[32];
       std::snprintf(samples, sizeof samples, "%dx%d", o.batches, o.batch_size);
-      std::printf("%-44s %12s %12s %12s %12s %14s\n", "range: Split_Comm + Comm_free", samples,
-                  fmt_us(s_range.median).c_str(), fmt_us(s_range.min).c_str(),
-                  fmt_us(s_range.max).c_str(), "-");
-      std::printf("%-44s %12s %12s %12s %12s %14s\n", "  same, thread CPU time instead of wall",
-                  samples, fmt_us(s_range_cpu.median).c_str(), fmt_us(s_range_cpu.min).c_str(),
-                  fmt_us(s_range_cpu.max).c_str(), "-");
-      auto line = [&](const char* what, const Stats& st) {
-        std::printf("%-44s %12s %12s %12s %12s %14s\n", what, samples, fmt_us(st.median).c_str(),
-                    fmt_us(st.min).c_str(), fmt_us(st.max).c_str(), "-");
-      };
-      line("range: Split_Comm into one kept handle", s_kept);
-#if defined(RANGECOMM_BENCH_RBC)
-      line("RBC: Comm_create_group into a new RBC::Comm", s_rbc);
-      line("RBC: Comm_create_group into one kept handle", s_rbc_kept);
-#endif
+      const char* const what[kMakers] = {"range: Split_Comm + Comm_free",
+                                         "range: Split_Comm into one kept handle",
+                                         "RBC: Comm_create_group into a new RBC::Comm",
+                                         "RBC: Comm_create_group into one kept handle"};
+      for (int m = 0; m < makers; ++m) {
+        const MakerStats& st = made[m];
+        std::printf("%-44s %12s %12s %12s %12s %12s %14s\n", what[m], samples,
+                    fmt_us(st.wall.median).c_str(), fmt_us(st.wall.min).c_str(),
+                    fmt_us(st.wall.max).c_str(), fmt_us(st.cpu.median).c_str(), "-");
+      }
       char ratio[32];
-      std::snprintf(ratio, sizeof ratio, "%.0fx", s_group.median / s_range.median);
-      std::printf("%-44s %12d %12s %12s %12s %14s\n",
+      std::snprintf(ratio, sizeof ratio, "%.0fx", s_group.median / made[kRange].wall.median);
+      std::printf("%-44s %12d %12s %12s %12s %12s %14s\n",
                   "MPI_Group_range_incl + MPI_Comm_create_group", o.reps,
                   fmt_us(s_group.median).c_str(), fmt_us(s_group.min).c_str(),
-                  fmt_us(s_group.max).c_str(), ratio);
-      std::snprintf(ratio, sizeof ratio, "%.0fx", s_split.median / s_range.median);
-      std::printf("%-44s %12d %12s %12s %12s %14s\n", "MPI_Comm_split", o.reps,
+                  fmt_us(s_group.max).c_str(), "", ratio);
+      std::snprintf(ratio, sizeof ratio, "%.0fx", s_split.median / made[kRange].wall.median);
+      std::printf("%-44s %12d %12s %12s %12s %12s %14s\n", "MPI_Comm_split", o.reps,
                   fmt_us(s_split.median).c_str(), fmt_us(s_split.min).c_str(),
-                  fmt_us(s_split.max).c_str(), ratio);
+                  fmt_us(s_split.max).c_str(), "", ratio);
       std::printf("(native/range = native median / range median)\n\n");
 
       if (p < 2) {
@@ -607,7 +638,8 @@ int main(int argc, char** argv) {
 
       std::printf("Ratios:\n");
       std::printf("  creation  native/range: MPI_Comm_create_group %.0fx, MPI_Comm_split %.0fx\n",
-                  s_group.median / s_range.median, s_split.median / s_range.median);
+                  s_group.median / made[kRange].wall.median,
+                  s_split.median / made[kRange].wall.median);
       for (const auto& r : pp) {
         double q = r.range.median / r.native.median;
         std::printf("  ping-pong range/native, %d B: %.3f (%+.1f%%)\n", r.bytes, q,
