@@ -8,9 +8,10 @@
  *
  *   capi_create_bench [--range-iters N] [--native-iters N] [--batches B]
  *
- * Each batch starts after a barrier; a row gives the time per create+free in microseconds:
- * the median over batches of the slowest rank's batch average (a communicator is ready when
- * its last member has it), in wall-clock time and in the rank's thread CPU time (which leaves
+ * The methods' batches alternate, one of each in turn. Each batch starts after a barrier; a
+ * row gives the time per create+free in microseconds: the median over batches of the slowest
+ * rank's batch average (a communicator is ready when its last member has it), in wall-clock
+ * time and in the rank's thread CPU time (which leaves
  * out time a rank spends descheduled on a loaded or oversubscribed machine; MPI's busy polling
  * counts as CPU time). A benchmark: it prints, it never fails on a timing. Link with
  * librangecomm.so (it calls the MPIX functions). */
@@ -90,29 +91,38 @@ static double cpu_seconds(void) {
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* Medians over batches of the slowest rank's microseconds per create+free: wall, CPU; and the
- * fastest and slowest batch's wall time in spread[0..1]. */
-static void measure(int method, long iters, int batches, int r, int p, MPI_Group half, double *wall,
-                    double *cpu, double spread[2]) {
-  double *rows = malloc(sizeof(double) * 2 * (size_t)batches);
-  create_free_n(method, r, p, half, iters / 10 + 1); /* warm-up */
+/* Medians over batches of the slowest rank's microseconds per create+free of each method:
+ * wall[m], cpu[m]; and the fastest and slowest batch's wall time in spread[m][0..1]. The
+ * methods' batches alternate (batch b runs every method once, the order rotating with b), so
+ * that a change of the machine's speed during the run meets every method alike. */
+static void measure(int methods, const long iters[], int batches, int r, int p, MPI_Group half,
+                    double wall[], double cpu[], double spread[][2]) {
+  double *rows = malloc(sizeof(double) * 2 * (size_t)batches * (size_t)methods);
+  for (int m = 0; m < methods; ++m) create_free_n(m, r, p, half, iters[m] / 10 + 1); /* warm-up */
   for (int b = 0; b < batches; ++b) {
-    MPI_Barrier(MPI_COMM_WORLD);
-    double t0 = MPI_Wtime(), c0 = cpu_seconds();
-    create_free_n(method, r, p, half, iters);
-    double mine[2] = {(MPI_Wtime() - t0) / (double)iters * 1e6,
-                      (cpu_seconds() - c0) / (double)iters * 1e6};
-    double slowest[2];
-    MPI_Allreduce(mine, slowest, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    rows[b] = slowest[0];
-    rows[batches + b] = slowest[1];
+    for (int k = 0; k < methods; ++k) {
+      int m = (b + k) % methods;
+      MPI_Barrier(MPI_COMM_WORLD);
+      double t0 = MPI_Wtime(), c0 = cpu_seconds();
+      create_free_n(m, r, p, half, iters[m]);
+      double mine[2] = {(MPI_Wtime() - t0) / (double)iters[m] * 1e6,
+                        (cpu_seconds() - c0) / (double)iters[m] * 1e6};
+      double slowest[2];
+      MPI_Allreduce(mine, slowest, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+      double *mrows = rows + 2 * (size_t)batches * (size_t)m;
+      mrows[b] = slowest[0];
+      mrows[batches + b] = slowest[1];
+    }
   }
-  qsort(rows, (size_t)batches, sizeof *rows, compare_doubles);
-  qsort(rows + batches, (size_t)batches, sizeof *rows, compare_doubles);
-  *wall = rows[batches / 2];
-  *cpu = rows[batches + batches / 2];
-  spread[0] = rows[0];
-  spread[1] = rows[batches - 1];
+  for (int m = 0; m < methods; ++m) {
+    double *mrows = rows + 2 * (size_t)batches * (size_t)m;
+    qsort(mrows, (size_t)batches, sizeof *mrows, compare_doubles);
+    qsort(mrows + batches, (size_t)batches, sizeof *mrows, compare_doubles);
+    wall[m] = mrows[batches / 2];
+    cpu[m] = mrows[batches + batches / 2];
+    spread[m][0] = mrows[0];
+    spread[m][1] = mrows[batches - 1];
+  }
   free(rows);
 }
 
@@ -182,10 +192,11 @@ int main(int argc, char **argv) {
       mode != NULL && (strcmp(mode, "accelerate") == 0 || strcmp(mode, "shadow") == 0);
   double us[METHODS], cpu[METHODS], spread[METHODS][2];
   const int methods = have_rbc ? METHODS : RBC_FRESH;
+  long iters[METHODS];
   for (int m = 0; m < methods; ++m)
-    measure(
-        m, m <= ICREATE || m == RBC_FRESH || (m == DUP && accelerated) ? range_iters : native_iters,
-        (int)batches, r, p, half, &us[m], &cpu[m], spread[m]);
+    iters[m] =
+        m <= ICREATE || m == RBC_FRESH || (m == DUP && accelerated) ? range_iters : native_iters;
+  measure(methods, iters, (int)batches, r, p, half, us, cpu, spread);
   if (r == 0 && csv) {
     /* the drivers' common rows: ratio_vs_native = median / median of MPI_Comm_create_group */
     printf("experiment,variant,param,ranks,median_us,min_us,max_us,ratio_vs_native,unit,note\n");
