@@ -17,7 +17,7 @@ namespace rcshim {
 
 namespace {
 
-// Callbacks written in Fortran (shim/src/fortran/callbacks.cpp): every argument by reference,
+// Callbacks written in Fortran: every argument by reference,
 // communicators as Fortran handles, values and extra state as INTEGER (MPI_KEYVAL_CREATE) or
 // INTEGER(KIND=MPI_ADDRESS_KIND) (MPI_COMM_CREATE_KEYVAL), so both are called through these.
 using FortranCopy = void (*)(MPI_Fint*, MPI_Fint*, void*, void*, void*, MPI_Fint*, MPI_Fint*);
@@ -29,7 +29,7 @@ struct KeyvalRecord {
   void* extra_state = nullptr;
   // Made in Fortran: the callbacks are these (copy and del stay null), extra state is the
   // integer the program gave, and MPI's attributes with it are read through read_real.
-  AttrLang fortran = AttrLang::c;
+  AttrLang lang = AttrLang::c;
   FortranCopy fortran_copy = nullptr;
   FortranDelete fortran_del = nullptr;
   MPI_Aint fortran_extra = 0;
@@ -52,7 +52,7 @@ bool predefined(int keyval) {
 // Whether MPI must keep a keyval the program freed (see the top of this file).
 // (MPI_COMM_NULL_COPY_FN is a null pointer on MPICH, a function that copies nothing on Open MPI.)
 bool kept_for_copies(const KeyvalRecord& r) {
-  if (r.fortran != AttrLang::c) return g_accelerate && r.fortran_copy != nullptr;
+  if (r.lang != AttrLang::c) return g_accelerate && r.fortran_copy != nullptr;
   return g_accelerate && r.copy != nullptr &&
          r.copy != reinterpret_cast<MPI_Comm_copy_attr_function*>(MPI_COMM_NULL_COPY_FN);
 }
@@ -86,54 +86,56 @@ MPI_Fint fortran_handle(MPI_Comm comm) {
   return rc_is_fake_comm(comm) ? rc_fortran_of_fake_comm(comm) : MPI_Comm_c2f(comm);
 }
 
-// A Fortran callback's integers: INTEGER(KIND=MPI_ADDRESS_KIND), or INTEGER for MPI-1's.
-struct FortranValue {
-  MPI_Aint aint;
-  MPI_Fint fint;
-  explicit FortranValue(MPI_Aint v) : aint(v), fint(static_cast<MPI_Fint>(v)) {}
-  void* at(AttrLang lang) {
-    return lang == AttrLang::fortran_int ? static_cast<void*>(&fint) : static_cast<void*>(&aint);
-  }
-  MPI_Aint get(AttrLang lang) const { return lang == AttrLang::fortran_int ? fint : aint; }
-};
+// Sets a's value (from C, or the integer from Fortran).
+void assign(Attribute& a, void* value, AttrLang lang) {
+  a.value = value;
+  a.lang = lang;
+  if (lang == AttrLang::c)
+    a.cell.reset();
+  else
+    a.cell = std::make_unique<FortranValue>(reinterpret_cast<MPI_Aint>(value));
+}
+
+// The value as C is given it: its own, or a pointer to the integer Fortran set.
+void* c_view(const Attribute& a) { return a.lang == AttrLang::c ? a.value : a.cell->at(a.lang); }
 
 // Runs the delete callback of one attribute (with the fake handle).
 int delete_callback(MPI_Comm comm, const Attribute& a) {
   auto it = keyvals().find(a.keyval);
   if (it == keyvals().end()) return MPI_SUCCESS;
   const KeyvalRecord& r = it->second;
-  if (r.fortran != AttrLang::c) {
+  if (r.lang != AttrLang::c) {
     if (r.fortran_del == nullptr) return MPI_SUCCESS;
     MPI_Fint handle = fortran_handle(comm), keyval = a.keyval, ierr = MPI_SUCCESS;
     FortranValue value(reinterpret_cast<MPI_Aint>(a.value));
     FortranValue extra(r.fortran_extra);
-    r.fortran_del(&handle, &keyval, value.at(r.fortran), extra.at(r.fortran), &ierr);
+    r.fortran_del(&handle, &keyval, value.at(r.lang), extra.at(r.lang), &ierr);
     return ierr;
   }
   if (r.del == nullptr) return MPI_SUCCESS;
-  return r.del(comm, a.keyval, a.value, r.extra_state);
+  return r.del(comm, a.keyval, c_view(a), r.extra_state);
 }
 
-// Runs the copy callback of a keyval for the attribute `value` of `oldcomm`; *copied tells
-// whether the new communicator gets *out.
+// Runs the copy callback of a keyval for the attribute `value` of `oldcomm` (as the callback's
+// language is given it); *copied tells whether the new communicator gets *out.
 int copy_callback(MPI_Comm oldcomm, int keyval, const KeyvalRecord& r, void* value, Attribute* out,
                   bool* copied) {
   out->keyval = keyval;
-  out->lang = r.fortran;
-  if (r.fortran != AttrLang::c) {
+  if (r.lang != AttrLang::c) {
     MPI_Fint handle = fortran_handle(oldcomm), key = keyval, flag = 0, ierr = MPI_SUCCESS;
     FortranValue in(reinterpret_cast<MPI_Aint>(value));
     FortranValue result(0);
     FortranValue extra(r.fortran_extra);
-    r.fortran_copy(&handle, &key, extra.at(r.fortran), in.at(r.fortran), result.at(r.fortran),
-                   &flag, &ierr);
+    r.fortran_copy(&handle, &key, extra.at(r.lang), in.at(r.lang), result.at(r.lang), &flag, &ierr);
     *copied = flag != 0;
-    out->value = reinterpret_cast<void*>(result.get(r.fortran));
+    if (*copied) assign(*out, reinterpret_cast<void*>(result.get(r.lang)), r.lang);
     return ierr;
   }
   int flag = 0;
-  int rc = r.copy(oldcomm, keyval, r.extra_state, value, &out->value, &flag);
+  void* result = nullptr;
+  int rc = r.copy(oldcomm, keyval, r.extra_state, value, &result, &flag);
   *copied = flag != 0;
+  if (*copied) assign(*out, result, AttrLang::c);
   return rc;
 }
 
@@ -142,17 +144,17 @@ int copy_callback(MPI_Comm oldcomm, int keyval, const KeyvalRecord& r, void* val
 int delete_attributes(MPI_Comm comm, FakeComm& c) {
   // Newest first, the order MPI guarantees for MPI_COMM_SELF at MPI_Finalize.
   while (!c.attributes.empty()) {
-    Attribute a = c.attributes.back();
-    if (int rc = delete_callback(comm, a)) return rc;
+    const int keyval = c.attributes.back().keyval;
+    if (int rc = delete_callback(comm, c.attributes.back())) return rc;
     c.attributes.pop_back();
-    unuse(a.keyval);
+    unuse(keyval);
   }
   return MPI_SUCCESS;
 }
 
 namespace {
 bool copies(const KeyvalRecord& r) {
-  return r.fortran != AttrLang::c ? r.fortran_copy != nullptr : r.copy != nullptr;
+  return r.lang != AttrLang::c ? r.fortran_copy != nullptr : r.copy != nullptr;
 }
 }  // namespace
 
@@ -162,9 +164,10 @@ int copy_attributes(MPI_Comm oldcomm, FakeComm& from, FakeComm& to) {
     if (it == keyvals().end() || !copies(it->second)) continue;
     Attribute out{};
     bool copied = false;
-    if (int rc = copy_callback(oldcomm, a.keyval, it->second, a.value, &out, &copied)) return rc;
+    void* value = it->second.lang != AttrLang::c ? a.value : c_view(a);
+    if (int rc = copy_callback(oldcomm, a.keyval, it->second, value, &out, &copied)) return rc;
     if (!copied) continue;
-    to.attributes.push_back(out);
+    to.attributes.push_back(std::move(out));
     ++it->second.uses;
   }
   return MPI_SUCCESS;
@@ -175,9 +178,11 @@ int copy_real_attributes(MPI_Comm real, FakeComm& to) {
     if (!copies(record)) continue;  // (a freed one may still be on `real`)
     void* value = nullptr;
     int present = 0;
-    if (record.fortran != AttrLang::c) {  // the value MPI's Fortran binding reads
+    if (record.lang != AttrLang::c) {  // the value MPI's Fortran binding reads
       MPI_Aint v = 0;
-      if (record.read_real(real, keyval, &v, &present) != MPI_SUCCESS || !present) continue;
+      if (record.read_real == nullptr ||
+          record.read_real(real, keyval, &v, &present) != MPI_SUCCESS || !present)
+        continue;
       value = reinterpret_cast<void*>(v);
     } else if (MPI_Comm_get_attr(real, keyval, &value, &present) != MPI_SUCCESS || !present) {
       continue;
@@ -186,7 +191,7 @@ int copy_real_attributes(MPI_Comm real, FakeComm& to) {
     bool copied = false;
     if (int rc = copy_callback(real, keyval, record, value, &out, &copied)) return rc;
     if (!copied) continue;
-    to.attributes.push_back(out);
+    to.attributes.push_back(std::move(out));
     ++record.uses;
   }
   return MPI_SUCCESS;
@@ -208,11 +213,13 @@ int set_attr(MPI_Comm comm, int comm_keyval, void* attribute_val, AttrLang lang)
   auto a = find_attr(*c, comm_keyval);
   if (a != c->attributes.end()) {  // replacing: the old value is deleted first
     if (int rc = delete_callback(comm, *a)) return raise_on(comm, rc);
-    a->value = attribute_val;
-    a->lang = lang;
+    assign(*a, attribute_val, lang);
     return MPI_SUCCESS;
   }
-  c->attributes.push_back({comm_keyval, attribute_val, lang});
+  Attribute added{};
+  added.keyval = comm_keyval;
+  assign(added, attribute_val, lang);
+  c->attributes.push_back(std::move(added));
   ++keyvals()[comm_keyval].uses;
   return MPI_SUCCESS;
 }
@@ -236,7 +243,7 @@ int get_attr(MPI_Comm comm, int comm_keyval, void** value, int* flag, AttrLang* 
   *flag = a != c->attributes.end();
   if (*flag) {
     *lang = a->lang;
-    *value = a->lang == AttrLang::c ? a->value : &a->value;
+    *value = c_view(*a);
   }
   return MPI_SUCCESS;
 }
@@ -271,8 +278,10 @@ extern "C" int rc_fortran_comm_get_attr(MPI_Comm comm, int keyval, MPI_Aint* val
     *value = *static_cast<int*>(p);
   else if (lang == AttrLang::c)
     *value = reinterpret_cast<MPI_Aint>(p);
+  else if (lang == AttrLang::fortran_int)
+    *value = *static_cast<MPI_Fint*>(p);
   else
-    *value = reinterpret_cast<MPI_Aint>(*static_cast<void**>(p));
+    *value = *static_cast<MPI_Aint*>(p);
   return MPI_SUCCESS;
 }
 
@@ -281,7 +290,7 @@ extern "C" void rc_fortran_keyval_made(int keyval, void* copy, void* del, MPI_Ai
                                        rc_fortran_attr_reader* read_real) {
   Locked locked;
   KeyvalRecord r;
-  r.fortran = mpi1 ? AttrLang::fortran_int : AttrLang::fortran_aint;
+  r.lang = mpi1 ? AttrLang::fortran_int : AttrLang::fortran_aint;
   r.fortran_copy = reinterpret_cast<FortranCopy>(copy);
   r.fortran_del = reinterpret_cast<FortranDelete>(del);
   r.fortran_extra = extra;

@@ -15,13 +15,19 @@ using GetAttr = void (*)(MPI_Fint* comm, MPI_Fint* keyval, void* value, MPI_Fint
                          MPI_Fint* ierr);
 using SetAttr = void (*)(MPI_Fint* comm, MPI_Fint* keyval, void* value, MPI_Fint* ierr);
 
-// An attribute of a real communicator as MPI_COMM_GET_ATTR gives it to Fortran.
+// An attribute of a real communicator as MPI_COMM_GET_ATTR gives it to Fortran (none where the
+// MPI has no Fortran binding of it: then no keyval is made in Fortran either).
+#if defined(RC_F_INDEX_MPI_Comm_get_attr)
 int read_real(MPI_Comm comm, int keyval, MPI_Aint* value, int* flag) {
   MPI_Fint handle = MPI_Comm_c2f(comm), key = keyval, found = 0, ierr = MPI_SUCCESS;
   reinterpret_cast<GetAttr>(RC_F_REAL(MPI_Comm_get_attr))(&handle, &key, value, &found, &ierr);
   *flag = found != 0;
   return ierr;
 }
+constexpr rc_fortran_attr_reader* kReadReal = &read_real;
+#else
+constexpr rc_fortran_attr_reader* kReadReal = nullptr;
+#endif
 
 // The C keyval of a keyval from Fortran: MPICH numbers Fortran's predefined ones one above C's.
 int c_keyval(int keyval) {
@@ -45,7 +51,7 @@ void create_keyval(void* copy, void* del, MPI_Fint* keyval, Value* extra, MPI_Fi
   reinterpret_cast<KeyvalCreate>(rc_f_real(Index))(copy, del, keyval, extra, &rc);
   if (ierr != nullptr) *ierr = rc;
   if (rc != MPI_SUCCESS) return;
-  rc_fortran_keyval_made(*keyval, copy, del, *extra, kMpi1<Value>, &read_real);
+  rc_fortran_keyval_made(*keyval, copy, del, *extra, kMpi1<Value>, kReadReal);
 }
 
 template <int Index, typename Value>

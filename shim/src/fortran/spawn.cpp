@@ -7,6 +7,7 @@
 #include "fortran_entries.h"
 #include "shim_hooks.h"
 
+#if defined(RC_F_INDEX_MPI_Comm_spawn) || defined(RC_F_INDEX_MPI_Comm_spawn_multiple)
 namespace {
 
 // The Fortran handle of the real communicator for the range behind `comm`, or an error code.
@@ -21,6 +22,7 @@ int real_for(MPI_Fint comm, MPI_Fint* real) {
 }
 
 }  // namespace
+#endif
 
 // MPI_COMM_SPAWN(COMMAND, ARGV, MAXPROCS, INFO, ROOT, COMM, INTERCOMM, ARRAY_OF_ERRCODES,
 // IERROR), COMMAND and ARGV(*) CHARACTER*(*)
@@ -32,7 +34,13 @@ extern "C" void rc_f_hand_MPI_Comm_spawn(char* command, char* argv, MPI_Fint* ma
   using Fn = void (*)(char*, char*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*,
                       MPI_Fint*, MPI_Fint*, size_t, size_t);
   MPI_Fint real = *comm;
-  if (RC_UNLIKELY(rc_is_fake_fortran_comm(*comm)) && (*ierr = real_for(*comm, &real)) != 0) return;
+  if (RC_UNLIKELY(rc_is_fake_fortran_comm(*comm))) {
+    MPI_Fint rc = real_for(*comm, &real);
+    if (rc != MPI_SUCCESS) {
+      if (ierr != nullptr) *ierr = rc;  // (an mpi_f08 caller may leave IERROR out)
+      return;
+    }
+  }
   reinterpret_cast<Fn>(RC_F_REAL(MPI_Comm_spawn))(command, argv, maxprocs, info, root, &real,
                                                   intercomm, errcodes, ierr, command_len, argv_len);
 }
@@ -51,7 +59,13 @@ extern "C" void rc_f_hand_MPI_Comm_spawn_multiple(MPI_Fint* count, char* command
   using Fn = void (*)(MPI_Fint*, char*, char*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*,
                       MPI_Fint*, MPI_Fint*, MPI_Fint*, size_t, size_t);
   MPI_Fint real = *comm;
-  if (RC_UNLIKELY(rc_is_fake_fortran_comm(*comm)) && (*ierr = real_for(*comm, &real)) != 0) return;
+  if (RC_UNLIKELY(rc_is_fake_fortran_comm(*comm))) {
+    MPI_Fint rc = real_for(*comm, &real);
+    if (rc != MPI_SUCCESS) {
+      if (ierr != nullptr) *ierr = rc;  // (an mpi_f08 caller may leave IERROR out)
+      return;
+    }
+  }
   reinterpret_cast<Fn>(RC_F_REAL(MPI_Comm_spawn_multiple))(count, commands, argv, maxprocs, infos,
                                                            root, &real, intercomm, errcodes, ierr,
                                                            commands_len, argv_len);

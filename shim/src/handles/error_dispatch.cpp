@@ -174,9 +174,8 @@ extern "C" int rc_hand_MPI_Comm_create_errhandler(MPI_Comm_errhandler_function* 
 
 extern "C" void rc_fortran_errhandler_made(MPI_Errhandler errhandler, void* fn) {
   Locked locked;
-  HandlerRecord& h = handlers()[errhandler];
-  h.fn = nullptr;
-  h.fortran_fn = reinterpret_cast<void (*)(MPI_Fint*, MPI_Fint*)>(fn);
+  handlers()[errhandler] =
+      HandlerRecord{nullptr, reinterpret_cast<void (*)(MPI_Fint*, MPI_Fint*)>(fn), 0, 0, 0};
 }
 
 // A reference the shim handed out, or a handler fake communicators still use, is not MPI's to

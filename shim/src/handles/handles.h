@@ -32,10 +32,25 @@ unsigned long long handle_value(H h) {
 // INTEGER or MPI_COMM_SET_ATTR's INTEGER(KIND=MPI_ADDRESS_KIND)), kept in `value`.
 enum class AttrLang : unsigned char { c, fortran_int, fortran_aint };
 
+// An integer attribute value set from Fortran as C sees it: MPI gives C a pointer to the integer
+// (INTEGER for MPI-1's calls, INTEGER(KIND=MPI_ADDRESS_KIND) else), valid until the attribute
+// is deleted or replaced, so it lives apart from the communicator's list of attributes (which
+// moves its elements).
+struct FortranValue {
+  MPI_Aint aint;
+  MPI_Fint fint;
+  explicit FortranValue(MPI_Aint v) : aint(v), fint(static_cast<MPI_Fint>(v)) {}
+  void* at(AttrLang lang) {
+    return lang == AttrLang::fortran_int ? static_cast<void*>(&fint) : static_cast<void*>(&aint);
+  }
+  MPI_Aint get(AttrLang lang) const { return lang == AttrLang::fortran_int ? fint : aint; }
+};
+
 struct Attribute {
   int keyval;
-  void* value;
+  void* value;  // as C set it, or the integer Fortran set
   AttrLang lang = AttrLang::c;
+  std::unique_ptr<FortranValue> cell;  // the integer for C to point to, when Fortran set it
 };
 
 // A range communicator behind a fake MPI_Comm.

@@ -120,6 +120,9 @@ program fortran_calls
   write (line, '(a,l1,a,i0)') 'MPI-1 keyval: ', flag, ' ', ival
   call shim_fortran_line(line)
 
+  ! C's view of an attribute Fortran sets on the dup (transcript.c).
+  call shim_c_reads_fortran_attr(dup)
+
   ! Predefined attributes, and attributes set and replaced on the dup itself.
   call MPI_Comm_get_attr(dup, MPI_TAG_UB, val, flag, ierr)
   call check(ierr == MPI_SUCCESS .and. flag .and. val >= 32767, 'MPI_TAG_UB on the dup')
@@ -271,9 +274,11 @@ program fortran_calls
   call MPI_Comm_create_errhandler(on_error, eh, ierr)
   call MPI_Comm_set_errhandler(dup, eh, ierr)
   call MPI_Send(ibuf, 1, MPI_INTEGER, size, 0, dup, ierr)
-  call MPI_Error_class(ierr, i, ierr)
-  write (line, '(a,i0,a,l1,a,l1)') 'handler calls ', handler_calls, &
-    ' got the dup ', handler_comm == dup, ' rank error ', i == MPI_ERR_RANK
+  call MPI_Error_class(ierr, i, j)
+  call MPI_Error_class(handler_code, k, j)
+  write (line, '(a,i0,a,l1,a,l1,a,l1)') 'handler calls ', handler_calls, &
+    ' got the dup ', handler_comm == dup, ' rank error ', i == MPI_ERR_RANK, &
+    ' handler given it ', k == MPI_ERR_RANK
   call shim_fortran_line(line)
   call MPI_Errhandler_free(eh, ierr)
 
