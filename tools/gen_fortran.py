@@ -182,6 +182,9 @@ def _handle(f, p, pre, post):
         post.append('*{} = {}_c2f(c_{});'.format(n, conv, n))
         return '&c_' + n
     length = _length_of(f, p)
+    if n == 'sendtypes' and any(q.name == 'sendbuf' for q in f.params):
+        # ignored with MPI_IN_PLACE, and then perhaps a one-element dummy: not read
+        length = '(rcshim::fortran_buffer(sendbuf) == MPI_IN_PLACE ? 0 : {})'.format(length)
     pre.append('std::vector<{0}> c_{1}(rcshim::fortran_count({2}));\n'
                '  for (size_t i = 0; i < c_{1}.size(); ++i) c_{1}[i] = {3}_f2c({1}[i]);'
                .format(p.ctype, n, length, conv))
@@ -227,6 +230,10 @@ def slow_body(f, args):
                 call.append('rcshim::fortran_weights({})'.format(n))
             else:
                 call.append(n)
+        elif n == 'buffer_addr' and 'detach' in f.name.lower():
+            # C writes the detached buffer's address there; Fortran is not given it
+            pre.append('void* c_buffer_addr = nullptr;')
+            call.append('&c_buffer_addr')
         else:  # a choice buffer
             call.append('rcshim::fortran_buffer({})'.format(n))
     post += [s.format(*names) for s in mpi_api.fortran_after(f.name)]

@@ -444,6 +444,9 @@ TEST_CASE("a one-message nonblocking collective is Progress()'s under Set_backgr
   int block[2] = {7, 8}, got = -1;  // first contact, so that the leaf knows the root's binding
   REQUIRE(rangecomm::Scatter(block, 1, MPI_INT, &got, 1, MPI_INT, 0, pair) == MPI_SUCCESS);
   CHECK(got == 7 + me);
+  struct Foreground {  // the default again however the case ends
+    ~Foreground() { rangecomm::Set_background_progress(false); }
+  } foreground;
   for (bool background : {false, true}) {
     rangecomm::Set_background_progress(background);
     const int base = background ? 200 : 100;
@@ -469,5 +472,4 @@ TEST_CASE("a one-message nonblocking collective is Progress()'s under Set_backgr
     CHECK(mine == base + me);
     CHECK_FALSE(rangecomm::Progress_needed());
   }
-  rangecomm::Set_background_progress(false);
 }
