@@ -233,6 +233,7 @@ def slow_body(f, args):
         elif n == 'buffer_addr' and 'detach' in f.name.lower():
             # C writes the detached buffer's address there; Fortran is not given it
             pre.append('void* c_buffer_addr = nullptr;')
+            pre.append('(void)buffer_addr;')
             call.append('&c_buffer_addr')
         else:  # a choice buffer
             call.append('rcshim::fortran_buffer({})'.format(n))
