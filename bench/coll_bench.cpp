@@ -5,6 +5,9 @@
 //
 //  latency:  for each collective and message size, one sample = mean time of --iters calls
 //            after a barrier, max over ranks; --rounds samples per variant, alternating order.
+//            On all processes, or with --on half on each process's half (both halves at
+//            once, each its own communicator). ibcast completes by Wait; ibcast_test (only
+//            when named in --colls) by a loop of Test calls.
 //  overlap:  t_pure = start + wait; t_cpu = computation alone, a fixed amount of work
 //            calibrated to take about t_pure; t_ovl = start, the same work calling Test every
 //            --test-every us worth of it, wait. Overlap (IMB-NBC
@@ -51,6 +54,7 @@ struct Options {
   benchcli::Output out;
   std::string colls = "barrier,bcast,reduce,allreduce,scan,gather,allgather,alltoall,ibcast,iscan";
   std::string experiments = "latency,overlap,create";
+  std::string on = "whole";  // the latency experiment's communicator: whole or half
   bool wants(const std::string& list, const std::string& name) const {
     return ("," + list + ",").find("," + name + ",") != std::string::npos;
   }
@@ -76,6 +80,11 @@ void add_options(CLI::App& app, Options* o) {
       ->capture_default_str();
   app.add_option("--colls", o->colls, "latency collectives")->capture_default_str();
   app.add_option("--experiments", o->experiments, "latency, overlap, create")
+      ->capture_default_str();
+  app.add_option("--on", o->on,
+                 "the latency experiment's communicators: whole (all processes) or half (each "
+                 "process's half, ranks 0..p/2-1 or p/2..p-1, its rows named <coll>_half)")
+      ->check(CLI::IsMember({"whole", "half"}))
       ->capture_default_str();
   benchcli::add_output_options(app, &o->out);
 }
@@ -146,10 +155,11 @@ void check(int rc, const char* what) {
 }
 
 void latency(const Options& o, const rangecomm::Comm& range, MPI_Comm native) {
+  const std::string suffix = o.on == "half" ? "_half" : "";
   if (o.wants(o.colls, "barrier")) {  // no message size: one row, size 0
     if (rank_ == 0) std::fprintf(stderr, "  %-10s %9s bytes\n", "barrier", "0");
     compare(
-        "barrier", "0", [&] { check(MPI_Barrier(native), "MPI_Barrier"); },
+        "barrier" + suffix, "0", [&] { check(MPI_Barrier(native), "MPI_Barrier"); },
         [&] { check(rangecomm::Barrier(range), "Barrier"); }, o.iters ? o.iters : 200, o.rounds,
         rbc_variant([](const auto& c) { check(rbc_baseline::barrier(c), "RBC::Barrier"); }));
   }
@@ -163,7 +173,7 @@ void latency(const Options& o, const rangecomm::Comm& range, MPI_Comm native) {
                    std::function<void()> rbc = {}) {
       if (!o.wants(o.colls, name)) return;
       if (rank_ == 0) std::fprintf(stderr, "  %-10s %9s bytes\n", name, param.c_str());
-      compare(name, param, nat, rng, iters, o.rounds, rbc);
+      compare(name + suffix, param, nat, rng, iters, o.rounds, rbc);
     };
     int* pa = a.data();
     int* pb = b.data();
@@ -186,6 +196,20 @@ void latency(const Options& o, const rangecomm::Comm& range, MPI_Comm native) {
         },
         rbc_variant(
             [=](const auto& c) { check(rbc_baseline::ibcast_wait(pa, n, MPI_INT, 0, c), "RBC"); }));
+    run(
+        "ibcast_test",
+        [&] {
+          MPI_Request q;
+          check(MPI_Ibcast(a.data(), n, MPI_INT, 0, native, &q), "MPI_Ibcast");
+          for (int done = 0; !done;) check(MPI_Test(&q, &done, MPI_STATUS_IGNORE), "MPI_Test");
+        },
+        [&] {
+          rangecomm::Request q;
+          check(rangecomm::Ibcast(a.data(), n, MPI_INT, 0, range, &q), "Ibcast");
+          for (int done = 0; !done;) check(rangecomm::Test(&q, &done, MPI_STATUS_IGNORE), "Test");
+        },
+        rbc_variant(
+            [=](const auto& c) { check(rbc_baseline::ibcast_test(pa, n, MPI_INT, 0, c), "RBC"); }));
     run(
         "reduce",
         [&] {
@@ -490,19 +514,30 @@ int main(int argc, char** argv) {
   check(rangecomm::Split_Comm(world, 0, size_ - 1, &range), "Split_Comm");
   MPI_Comm native;
   MPI_Comm_dup(MPI_COMM_WORLD, &native);
+  // The latency experiment's processes: all, or this process's half (--on half).
+  const bool halves = o.on == "half" && size_ > 1;
+  const bool lower = !halves || rank_ < size_ / 2;
+  const int first = lower ? 0 : size_ / 2, last = halves && lower ? size_ / 2 - 1 : size_ - 1;
+  rangecomm::Comm half_range;
+  MPI_Comm half_native = MPI_COMM_NULL;
+  if (halves) {
+    check(rangecomm::Split_Comm(world, first, last, &half_range), "Split_Comm (half)");
+    MPI_Comm_split(MPI_COMM_WORLD, first, rank_, &half_native);
+  }
 #if defined(RANGECOMM_BENCH_RBC)
-  // RBC's range of all processes, on a duplicate of its own (RBC sends on the MPI communicator)
+  // RBC's range of the latency experiment's processes, on a duplicate of its own (RBC sends on
+  // the MPI communicator)
   MPI_Comm rbc_mpi;
   MPI_Comm_dup(MPI_COMM_WORLD, &rbc_mpi);
   {
     rbc_baseline::Comm rbc_world;
     check(rbc_baseline::from_mpi(rbc_mpi, &rbc_world), "RBC::Create_Comm_from_MPI");
-    check(rbc_baseline::create(rbc_world, 0, size_ - 1, 1, &g_rbc), "RBC::Comm_create_group");
+    check(rbc_baseline::create(rbc_world, first, last, 1, &g_rbc), "RBC::Comm_create_group");
   }
 #endif
   if (o.wants(o.experiments, "latency")) {
     if (rank_ == 0) std::fprintf(stderr, "coll_bench: latency\n");
-    latency(o, range, native);
+    latency(o, halves ? half_range : range, halves ? half_native : native);
   }
   if (o.wants(o.experiments, "overlap")) {
     if (rank_ == 0) std::fprintf(stderr, "coll_bench: overlap\n");
@@ -514,11 +549,13 @@ int main(int argc, char** argv) {
   }
   if (rank_ == 0) print(o);
   MPI_Comm_free(&native);
+  if (half_native != MPI_COMM_NULL) MPI_Comm_free(&half_native);
 #if defined(RANGECOMM_BENCH_RBC)
   g_rbc = rbc_baseline::Comm();
   MPI_Comm_free(&rbc_mpi);
 #endif
   range = rangecomm::Comm();
+  half_range = rangecomm::Comm();
   world = rangecomm::Comm();
   MPI_Finalize();
   return 0;

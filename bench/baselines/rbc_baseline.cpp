@@ -90,6 +90,13 @@ int ibcast_wait(void* buf, int count, MPI_Datatype type, int root, const Comm& c
   return err != MPI_SUCCESS ? err : RBC::Wait(&req, MPI_STATUS_IGNORE);
 }
 
+int ibcast_test(void* buf, int count, MPI_Datatype type, int root, const Comm& comm) {
+  RBC::Request req;
+  int err = RBC::Ibcast(buf, count, type, root, comm.impl->c, &req);
+  for (int done = 0; err == MPI_SUCCESS && !done;) err = RBC::Test(&req, &done, MPI_STATUS_IGNORE);
+  return err;
+}
+
 int iscan_wait(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op,
                const Comm& comm) {
   RBC::Request req;

@@ -54,6 +54,8 @@ int recv(void* buf, int count, MPI_Datatype type, int source, int tag, const Com
 
 // Nonblocking collectives started and completed by RBC::Wait (which spins on RBC's Test).
 int ibcast_wait(void* buf, int count, MPI_Datatype type, int root, const Comm& comm);
+// The same completed by a loop of RBC::Test.
+int ibcast_test(void* buf, int count, MPI_Datatype type, int root, const Comm& comm);
 int iscan_wait(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op,
                const Comm& comm);
 
