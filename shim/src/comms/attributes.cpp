@@ -17,9 +17,9 @@ namespace rcshim {
 
 namespace {
 
-// Callbacks written in Fortran: every argument by reference,
-// communicators as Fortran handles, values and extra state as INTEGER (MPI_KEYVAL_CREATE) or
-// INTEGER(KIND=MPI_ADDRESS_KIND) (MPI_COMM_CREATE_KEYVAL), so both are called through these.
+// Callbacks written in Fortran: every argument by reference, communicators as Fortran handles,
+// values and extra state as INTEGER (MPI_KEYVAL_CREATE) or INTEGER(KIND=MPI_ADDRESS_KIND)
+// (MPI_COMM_CREATE_KEYVAL), so both are called through these.
 using FortranCopy = void (*)(MPI_Fint*, MPI_Fint*, void*, void*, void*, MPI_Fint*, MPI_Fint*);
 using FortranDelete = void (*)(MPI_Fint*, MPI_Fint*, void*, void*, MPI_Fint*);
 

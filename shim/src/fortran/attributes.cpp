@@ -2,8 +2,6 @@
 // Fortran integers (docs/shim-design.md, "Fortran"). Made through the Fortran library's own
 // binding, so that MPI knows them as Fortran's on real communicators too; the library records
 // the callbacks for its own communicators.
-#include <dlfcn.h>
-
 #include <type_traits>
 
 #include "fortran/support.h"
@@ -46,25 +44,6 @@ int c_keyval(int keyval) {
 template <typename Value>
 constexpr bool kMpi1 = std::is_same<Value, MPI_Fint>::value;
 
-// Whether `copy` is MPI's Fortran MPI_COMM_NULL_COPY_FN or MPI_NULL_COPY_FN (of mpif.h or of
-// mpi_f08): a procedure that copies nothing, recorded as no callback, so that a keyval made
-// with it is freed in MPI when the program frees it, as one with C's null callback is.
-bool fortran_null_copy(void* copy) {
-  static void* const* const nulls = [] {
-    static void* found[8] = {};
-    int n = 0;
-    for (const char* name :
-         {"mpi_comm_null_copy_fn_", "mpi_null_copy_fn_", "mpi_comm_null_copy_fn__",
-          "mpi_null_copy_fn__", "mpi_comm_null_copy_fn", "mpi_null_copy_fn",
-          "__mpi_f08_callbacks_MOD_mpi_comm_null_copy_fn"})
-      if (void* p = dlsym(RTLD_DEFAULT, name); p != nullptr && n < 7) found[n++] = p;
-    return found;  // null-terminated
-  }();
-  for (void* const* p = nulls; *p != nullptr; ++p)
-    if (*p == copy) return true;
-  return false;
-}
-
 // (ierr is null where an mpi_f08 program leaves its optional IERROR out.)
 template <int Index, typename Value>
 void create_keyval(void* copy, void* del, MPI_Fint* keyval, Value* extra, MPI_Fint* ierr) {
@@ -72,7 +51,7 @@ void create_keyval(void* copy, void* del, MPI_Fint* keyval, Value* extra, MPI_Fi
   reinterpret_cast<KeyvalCreate>(rc_f_real(Index))(copy, del, keyval, extra, &rc);
   if (ierr != nullptr) *ierr = rc;
   if (rc != MPI_SUCCESS) return;
-  rc_fortran_keyval_made(*keyval, fortran_null_copy(copy) ? nullptr : copy, del, *extra,
+  rc_fortran_keyval_made(*keyval, rcshim::fortran_null_copy_fn(copy) ? nullptr : copy, del, *extra,
                          kMpi1<Value>, kReadReal);
 }
 

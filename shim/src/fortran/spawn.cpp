@@ -10,15 +10,24 @@
 #if defined(RC_F_INDEX_MPI_Comm_spawn) || defined(RC_F_INDEX_MPI_Comm_spawn_multiple)
 namespace {
 
-// The Fortran handle of the real communicator for the range behind `comm`, or an error code.
-int real_for(MPI_Fint comm, MPI_Fint* real) {
+// The Fortran handle to give MPI's binding for `comm`: itself, or for a library communicator
+// the real communicator over its range's processes. False, with the error in *ierr (which an
+// mpi_f08 caller may leave out), where there is none.
+bool real_for(MPI_Fint comm, MPI_Fint* real, MPI_Fint* ierr) {
+  *real = comm;
+  if (!RC_UNLIKELY(rc_is_fake_fortran_comm(comm))) return true;
   MPI_Comm c = MPI_COMM_NULL;
+  int rc = MPI_SUCCESS;
   {
     rcshim::Locked locked;
-    if (int rc = rc_real_comm_of(MPI_Comm_f2c(comm), &c)) return rc;
+    rc = rc_real_comm_of(MPI_Comm_f2c(comm), &c);
+  }
+  if (rc != MPI_SUCCESS) {
+    if (ierr != nullptr) *ierr = rc;
+    return false;
   }
   *real = MPI_Comm_c2f(c);
-  return MPI_SUCCESS;
+  return true;
 }
 
 }  // namespace
@@ -34,13 +43,7 @@ extern "C" void rc_f_hand_MPI_Comm_spawn(char* command, char* argv, MPI_Fint* ma
   using Fn = void (*)(char*, char*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*,
                       MPI_Fint*, MPI_Fint*, size_t, size_t);
   MPI_Fint real = *comm;
-  if (RC_UNLIKELY(rc_is_fake_fortran_comm(*comm))) {
-    MPI_Fint rc = real_for(*comm, &real);
-    if (rc != MPI_SUCCESS) {
-      if (ierr != nullptr) *ierr = rc;  // (an mpi_f08 caller may leave IERROR out)
-      return;
-    }
-  }
+  if (!real_for(*comm, &real, ierr)) return;
   reinterpret_cast<Fn>(RC_F_REAL(MPI_Comm_spawn))(command, argv, maxprocs, info, root, &real,
                                                   intercomm, errcodes, ierr, command_len, argv_len);
 }
@@ -59,13 +62,7 @@ extern "C" void rc_f_hand_MPI_Comm_spawn_multiple(MPI_Fint* count, char* command
   using Fn = void (*)(MPI_Fint*, char*, char*, MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*,
                       MPI_Fint*, MPI_Fint*, MPI_Fint*, size_t, size_t);
   MPI_Fint real = *comm;
-  if (RC_UNLIKELY(rc_is_fake_fortran_comm(*comm))) {
-    MPI_Fint rc = real_for(*comm, &real);
-    if (rc != MPI_SUCCESS) {
-      if (ierr != nullptr) *ierr = rc;  // (an mpi_f08 caller may leave IERROR out)
-      return;
-    }
-  }
+  if (!real_for(*comm, &real, ierr)) return;
   reinterpret_cast<Fn>(RC_F_REAL(MPI_Comm_spawn_multiple))(count, commands, argv, maxprocs, infos,
                                                            root, &real, intercomm, errcodes, ierr,
                                                            commands_len, argv_len);

@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "fortran_entries.h"
 
@@ -82,6 +84,22 @@ bool is(const void* p, Sentinel s) {
 }
 
 }  // namespace
+
+bool fortran_null_copy_fn(const void* fn) {
+  static const std::vector<const void*> found = [] {
+    std::vector<const void*> all;
+    for (std::string low : {"mpi_comm_null_copy_fn", "mpi_null_copy_fn"}) {
+      std::string up = low;
+      std::transform(up.begin(), up.end(), up.begin(), ::toupper);
+      for (const std::string& name : {low, low + "_", low + "__", up})
+        if (const void* p = dlsym(RTLD_DEFAULT, name.c_str())) all.push_back(p);
+    }
+    if (const void* p = dlsym(RTLD_DEFAULT, "__mpi_f08_callbacks_MOD_mpi_comm_null_copy_fn"))
+      all.push_back(p);
+    return all;
+  }();
+  return fn != nullptr && std::find(found.begin(), found.end(), fn) != found.end();
+}
 
 void* fortran_buffer(void* buffer) {
   if (is(buffer, kBottom)) return MPI_BOTTOM;

@@ -95,6 +95,9 @@ namespace rcshim {
 
 // MPI_BOTTOM and MPI_IN_PLACE of Fortran (addresses of the MPI's Fortran variables) as C's.
 void* fortran_buffer(void* buffer);
+// Whether fn is the MPI's Fortran MPI_COMM_NULL_COPY_FN or MPI_NULL_COPY_FN (mpif.h's in each
+// name form, or mpi_f08's): a procedure that copies nothing.
+bool fortran_null_copy_fn(const void* fn);
 // MPI_UNWEIGHTED and MPI_WEIGHTS_EMPTY of Fortran as C's.
 int* fortran_weights(MPI_Fint* weights);
 // A count from Fortran as a length (MPI reports a negative one).
